@@ -1,0 +1,177 @@
+"""The bridged view of an environment: one frozen snapshot that everything downstream reads.
+
+``detect_environment()`` (layer 2) builds it from the live machine, a conda prefix, a pixi.lock or
+declared targets; tests build it by hand. Every fact records where it came from (``source``), so
+``detect`` can show it. Precedence when facts are merged (semantics.md §2), first wins: explicit
+``--target``; ``CONDA_OVERRIDE_*``; ``NV_VARIANT_PROVIDER_FORCE_*``; detection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from variant_bridge.properties import VariantDescription
+
+__all__ = [
+    "CUDA_POLICIES",
+    "CondaRecord",
+    "CudaPolicy",
+    "Environment",
+    "PythonDistribution",
+    "Source",
+    "Toolkit",
+    "VirtualPackage",
+]
+
+CudaPolicy = Literal["toolkit", "driver"]
+CUDA_POLICIES: tuple[CudaPolicy, ...] = ("toolkit", "driver")
+
+
+class Source:
+    """Conventional ``source`` strings (free text is allowed; these keep output consistent)."""
+
+    TARGET = "--target"
+    DETECTED = "detected"
+    PREFIX = "conda-meta"
+    LOCKFILE = "pixi.lock"
+    PLATFORM_DEFAULT = "platform default"
+
+    @staticmethod
+    def env(variable: str) -> str:
+        """A fact that came from an environment variable, e.g. ``CONDA_OVERRIDE_CUDA``."""
+        return variable
+
+
+@dataclass(frozen=True, slots=True)
+class VirtualPackage:
+    """A conda virtual package (``__cuda=12.8=0``) and where its value came from."""
+
+    name: str
+    version: str
+    build: str = "0"
+    source: str = Source.DETECTED
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.version}={self.build}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toolkit:
+    """The solved CUDA toolkit selector: ``cuda-version`` (or ``cudatoolkit`` for CUDA <= 11)."""
+
+    package: str
+    version: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.package}={self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class CondaRecord:
+    """One installed or locked conda package (enough to report, match and export it)."""
+
+    name: str
+    version: str
+    build: str
+    build_number: int = 0
+    subdir: str = ""
+    channel: str | None = None
+    url: str | None = None
+    sha256: str | None = None
+    md5: str | None = None
+    depends: tuple[str, ...] = ()
+    constrains: tuple[str, ...] = ()
+    requested_specs: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.version}={self.build}"
+
+
+@dataclass(frozen=True, slots=True)
+class PythonDistribution:
+    """One installed or locked PyPI distribution; ``variant`` is set when it was a variant wheel."""
+
+    name: str
+    version: str
+    variant: VariantDescription | None = None
+    requires: tuple[str, ...] = ()
+    location: str | None = None
+    """The ``*.dist-info`` directory, or the locked URL for a pixi.lock entry."""
+    installer: str | None = None
+    direct_url: str | None = None
+    """The PEP 610 ``url`` the wheel was installed from, when recorded."""
+    sha256: str | None = None
+
+    def __str__(self) -> str:
+        suffix = f" [{self.variant.label}]" if self.variant is not None else ""
+        return f"{self.name}=={self.version}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """A frozen snapshot of one target environment as conda/pixi sees it.
+
+    :param platform: the conda subdir, e.g. ``linux-64``.
+    :param virtual_packages: the virtual packages for that platform, one per name.
+    :param toolkit: the solved ``cuda-version`` (or ``cudatoolkit``), or ``None``.
+    :param python: the environment's Python ``major.minor[.micro]``, when known.
+    :param origin: what was read, e.g. ``prefix /opt/env``, ``pixi.lock default/linux-64``.
+    """
+
+    platform: str
+    virtual_packages: tuple[VirtualPackage, ...] = ()
+    toolkit: Toolkit | None = None
+    conda_packages: tuple[CondaRecord, ...] = ()
+    python_packages: tuple[PythonDistribution, ...] = ()
+    python: str | None = None
+    origin: str = "this machine"
+    notes: tuple[str, ...] = field(default=())
+
+    def virtual_package(self, name: str) -> VirtualPackage | None:
+        """The virtual package called *name* (``__cuda``), or ``None`` when absent."""
+        for vp in self.virtual_packages:
+            if vp.name == name:
+                return vp
+        return None
+
+    @property
+    def cuda(self) -> VirtualPackage | None:
+        """``__cuda``: the newest CUDA the driver supports."""
+        return self.virtual_package("__cuda")
+
+    @property
+    def cuda_arch(self) -> VirtualPackage | None:
+        """``__cuda_arch``: the lowest compute capability over all GPUs."""
+        return self.virtual_package("__cuda_arch")
+
+    @property
+    def archspec(self) -> VirtualPackage | None:
+        """``__archspec``: build = the archspec microarchitecture name."""
+        return self.virtual_package("__archspec")
+
+    @property
+    def glibc(self) -> VirtualPackage | None:
+        return self.virtual_package("__glibc")
+
+    def conda_package(self, name: str) -> CondaRecord | None:
+        for record in self.conda_packages:
+            if record.name == name:
+                return record
+        return None
+
+    def with_virtual_packages(self, packages: Iterable[VirtualPackage]) -> Environment:
+        """A copy where *packages* replace same-named ones (and are added otherwise)."""
+        new = {vp.name: vp for vp in packages}
+        kept = tuple(vp for vp in self.virtual_packages if vp.name not in new)
+        return replace(self, virtual_packages=tuple(sorted((*kept, *new.values()), key=_vp_key)))
+
+    def default_policy(self) -> CudaPolicy:
+        """``toolkit`` whenever a toolkit is solved, else ``driver`` (semantics.md §3)."""
+        return "toolkit" if self.toolkit is not None else "driver"
+
+
+def _vp_key(vp: VirtualPackage) -> str:
+    return vp.name

@@ -1,0 +1,75 @@
+"""The one exception tree of variant-bridge.
+
+Every error a user can cause derives from :class:`VariantBridgeError`; the CLI maps it to one line on
+stderr and exit status 1. Messages quote the offending input with ``!r``, say where it came from and
+what was expected.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DetectionError",
+    "ExportError",
+    "IndexError_",
+    "InstallError",
+    "InvalidMetadata",
+    "InvalidProperty",
+    "InvalidTarget",
+    "InvalidWheelFilename",
+    "MappingTableError",
+    "ProviderError",
+    "SelectionError",
+    "VariantBridgeError",
+]
+
+
+class VariantBridgeError(Exception):
+    """Base class of every error variant-bridge raises on purpose."""
+
+
+class InvalidProperty(VariantBridgeError, ValueError):
+    """A variant property, feature, label or description is not well formed."""
+
+
+class InvalidWheelFilename(VariantBridgeError, ValueError):
+    """A wheel filename (variant or not) cannot be parsed."""
+
+
+class InvalidMetadata(VariantBridgeError, ValueError):
+    """A ``variant.json`` / ``*-variants.json`` document is malformed or of an unknown schema."""
+
+
+class MappingTableError(VariantBridgeError):
+    """A mapping table under ``mappings/`` is invalid; the message lists every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(problems))
+
+
+class InvalidTarget(VariantBridgeError, ValueError):
+    """A declared target (``--target K=V``) or an override variable has an invalid value."""
+
+
+class DetectionError(VariantBridgeError):
+    """The environment (machine, prefix, lock file) could not be read."""
+
+
+class IndexError_(VariantBridgeError):  # noqa: N801 - avoid shadowing the builtin IndexError
+    """A package index or find-links directory could not be read."""
+
+
+class SelectionError(VariantBridgeError):
+    """No wheel could be selected (unknown package, nothing compatible)."""
+
+
+class InstallError(VariantBridgeError):
+    """Installing the selected wheel failed (hash mismatch, installer error)."""
+
+
+class ExportError(VariantBridgeError):
+    """An environment could not be exported."""
+
+
+class ProviderError(VariantBridgeError):
+    """A variant provider plugin could not answer."""

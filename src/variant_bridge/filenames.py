@@ -1,0 +1,126 @@
+"""Wheel filenames with an optional variant label (PEP 825), which ``packaging`` cannot parse yet.
+
+``{name}-{version}(-{build})?-{python}-{abi}-{platform}(-{label})?.whl``. A build tag starts with a
+digit and (PEP 825) a Python tag must not, so six-part names are unambiguous.
+
+>>> w = WheelFilename.parse("torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64-cu128.whl")
+>>> (w.name, w.label, str(w) == "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64-cu128.whl")
+('torch', 'cu128', True)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from packaging.tags import Tag, parse_tag
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from variant_bridge.errors import InvalidWheelFilename
+from variant_bridge.properties import LABEL_RE
+
+__all__ = ["WheelFilename"]
+
+# Wheel names use "_" for runs of "-", "_" and "." (the binary distribution format spec).
+_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
+_BUILD_RE = re.compile(r"\d[A-Za-z0-9_.]*")
+_TAG_RE = re.compile(r"[A-Za-z0-9_.]+")
+
+
+@dataclass(frozen=True, slots=True)
+class WheelFilename:
+    """The parts of a wheel filename; ``label`` is ``None`` for a non-variant wheel."""
+
+    name: str
+    version: str
+    build: str | None
+    python_tag: str
+    abi_tag: str
+    platform_tag: str
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, filename: str) -> WheelFilename:
+        """Parse a wheel filename (a bare name, not a path or URL).
+
+        :raises InvalidWheelFilename: naming the filename and what was wrong.
+        """
+        if not isinstance(filename, str) or not filename.endswith(".whl"):
+            raise InvalidWheelFilename(f"invalid wheel filename {filename!r}: must end in '.whl'")
+        parts = filename[: -len(".whl")].split("-")
+        build: str | None = None
+        label: str | None = None
+        if len(parts) == 5:
+            name, version, py, abi, plat = parts
+        elif len(parts) == 6:
+            if parts[2][:1].isdigit():
+                name, version, build, py, abi, plat = parts
+            else:
+                name, version, py, abi, plat, label = parts
+        elif len(parts) == 7:
+            name, version, build, py, abi, plat, label = parts
+        else:
+            raise InvalidWheelFilename(
+                f"invalid wheel filename {filename!r}: expected 5 to 7 '-'-separated parts "
+                f"(name-version[-build]-python-abi-platform[-label]), got {len(parts)}"
+            )
+        if not _NAME_RE.fullmatch(name):
+            raise InvalidWheelFilename(f"invalid wheel filename {filename!r}: bad name {name!r}")
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise InvalidWheelFilename(
+                f"invalid wheel filename {filename!r}: {version!r} is not a PEP 440 version"
+            ) from None
+        if build is not None and not _BUILD_RE.fullmatch(build):
+            raise InvalidWheelFilename(
+                f"invalid wheel filename {filename!r}: build tag {build!r} must start with a digit"
+            )
+        for what, tag in (("python", py), ("abi", abi), ("platform", plat)):
+            if not _TAG_RE.fullmatch(tag):
+                raise InvalidWheelFilename(
+                    f"invalid wheel filename {filename!r}: bad {what} tag {tag!r}"
+                )
+        if py[:1].isdigit():
+            raise InvalidWheelFilename(
+                f"invalid wheel filename {filename!r}: python tag {py!r} must not start with a digit"
+            )
+        if label is not None and not LABEL_RE.fullmatch(label):
+            raise InvalidWheelFilename(
+                f"invalid wheel filename {filename!r}: variant label {label!r} must be lowercase "
+                "[0-9a-z_.]"
+            )
+        return cls(name, version, build, py, abi, plat, label)
+
+    @property
+    def project(self) -> NormalizedName:
+        """The canonical project name (``Foo_Bar`` -> ``foo-bar``)."""
+        return canonicalize_name(self.name)
+
+    @property
+    def parsed_version(self) -> Version:
+        return Version(self.version)
+
+    @property
+    def tags(self) -> frozenset[Tag]:
+        """The expanded tag set (``py2.py3-none-any`` gives two tags)."""
+        return frozenset(parse_tag(f"{self.python_tag}-{self.abi_tag}-{self.platform_tag}"))
+
+    @property
+    def is_variant(self) -> bool:
+        return self.label is not None
+
+    @property
+    def base(self) -> str:
+        """The filename without the variant label, as non-variant tools would write it."""
+        build = f"-{self.build}" if self.build else ""
+        return (
+            f"{self.name}-{self.version}{build}-{self.python_tag}-{self.abi_tag}-"
+            f"{self.platform_tag}.whl"
+        )
+
+    def __str__(self) -> str:
+        if self.label is None:
+            return self.base
+        return f"{self.base[: -len('.whl')]}-{self.label}.whl"

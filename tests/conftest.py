@@ -1,0 +1,32 @@
+"""Shared fixtures: offline test worlds built in tmp_path, and a clean override environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.worlds.channel import Channel, base_packages, cuda_packages, microarch_packages
+
+# Variables that change detection; tests start without them so the host cannot leak in.
+_DETECTION_VARIABLES = tuple(
+    name
+    for name in os.environ
+    if name.startswith(("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX"))
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_detection_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in _DETECTION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture(scope="session")
+def cuda_channel(tmp_path_factory: pytest.TempPathFactory) -> Channel:
+    """A local channel with cuda-version 11.8 .. 13.0, components, microarch levels and python."""
+    path: Path = tmp_path_factory.mktemp("channel")
+    return Channel(path).add(cuda_packages() + microarch_packages() + base_packages())
