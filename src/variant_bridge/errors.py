@@ -1,8 +1,8 @@
 """The one exception tree of variant-bridge.
 
-Every error a user can cause derives from :class:`VariantBridgeError`; the CLI maps it to one line on
-stderr and exit status 1. Messages quote the offending input with ``!r``, say where it came from and
-what was expected.
+Every error a user can cause derives from :class:`VariantBridgeError`; the CLI maps it to one
+line on stderr and exit status 1. Messages quote the offending input with ``!r``, say where it
+came from and what was expected.
 """
 
 from __future__ import annotations

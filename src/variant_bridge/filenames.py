@@ -46,7 +46,8 @@ class WheelFilename:
 
         :raises InvalidWheelFilename: naming the filename and what was wrong.
         """
-        if not isinstance(filename, str) or not filename.endswith(".whl"):
+        checked: object = filename  # typed str, but callers may pass anything at run time
+        if not isinstance(checked, str) or not filename.endswith(".whl"):
             raise InvalidWheelFilename(f"invalid wheel filename {filename!r}: must end in '.whl'")
         parts = filename[: -len(".whl")].split("-")
         build: str | None = None
@@ -84,7 +85,8 @@ class WheelFilename:
                 )
         if py[:1].isdigit():
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: python tag {py!r} must not start with a digit"
+                f"invalid wheel filename {filename!r}: python tag {py!r} must not start with a "
+                "digit"
             )
         if label is not None and not LABEL_RE.fullmatch(label):
             raise InvalidWheelFilename(

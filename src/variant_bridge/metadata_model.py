@@ -1,8 +1,8 @@
 """The normalised model of variant metadata, whatever dialect it was read from.
 
-``*.dist-info/variant.json`` (one label) and ``{name}-{version}-variants.json`` (every label) come in
-several schema dialects (PEP 817 ``v0.0.3``, PEP 825 ``peps/825/v0.1.1``, variantlib ``v0.2.0`` and
-``peps/850/v0.2.0``). The readers in :mod:`variant_bridge.metadata` turn each into a
+``*.dist-info/variant.json`` (one label) and ``{name}-{version}-variants.json`` (every label)
+come in several schema dialects (PEP 817 ``v0.0.3``, PEP 825 ``peps/825/v0.1.1``, variantlib
+``v0.2.0`` and ``peps/850/v0.2.0``). The readers in :mod:`variant_bridge.metadata` turn each into a
 :class:`VariantMetadata`: labels -> properties, namespace priorities and providers.
 """
 

@@ -45,7 +45,9 @@ _FEATURE_TEXT_RE = re.compile(rf"(?P<namespace>{_NAME})\s*::\s*(?P<feature>{_NAM
 _PROPERTY_TEXT_RE = re.compile(
     rf"(?P<namespace>{_NAME})\s*::\s*(?P<feature>{_NAME})\s*::\s*(?P<value>{_VALUE})"
 )
-_EXPECTED = "expected 'namespace :: feature :: value' with lowercase [a-z0-9_] names and [a-z0-9_.] values"
+_EXPECTED = (
+    "expected 'namespace :: feature :: value' with lowercase [a-z0-9_] names and [a-z0-9_.] values"
+)
 
 
 def _check(kind: str, text: object, pattern: re.Pattern[str]) -> None:
@@ -53,9 +55,15 @@ def _check(kind: str, text: object, pattern: re.Pattern[str]) -> None:
         raise InvalidProperty(f"invalid {kind} {text!r}: must match {pattern.pattern}")
 
 
+def _fullmatch(pattern: re.Pattern[str], text: object) -> re.Match[str] | None:
+    # Typed callers pass str, but values straight out of JSON or TOML may be anything.
+    return pattern.fullmatch(text.strip()) if isinstance(text, str) else None
+
+
 def validate_label(label: str) -> str:
     """Return *label* if it is a valid variant label, else raise :class:`InvalidProperty`."""
-    if not isinstance(label, str) or LABEL_RE.fullmatch(label) is None:
+    checked: object = label
+    if not isinstance(checked, str) or LABEL_RE.fullmatch(checked) is None:
         raise InvalidProperty(
             f"invalid variant label {label!r}: must be non-empty lowercase [0-9a-z_.] characters"
         )
@@ -76,7 +84,7 @@ class VariantFeature:
     @classmethod
     def parse(cls, text: str) -> VariantFeature:
         """Parse ``namespace :: feature``."""
-        match = _FEATURE_TEXT_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        match = _fullmatch(_FEATURE_TEXT_RE, text)
         if match is None:
             raise InvalidProperty(
                 f"invalid variant feature {text!r}: expected 'namespace :: feature'"
@@ -109,7 +117,7 @@ class VariantProperty:
 
         :raises InvalidProperty: if *text* is not a property.
         """
-        match = _PROPERTY_TEXT_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        match = _fullmatch(_PROPERTY_TEXT_RE, text)
         if match is None:
             raise InvalidProperty(f"invalid variant property {text!r}: {_EXPECTED}")
         return cls(match["namespace"], match["feature"], match["value"])
@@ -147,7 +155,7 @@ class VariantDescription:
     _hexdigest: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        props = self.properties
+        props: object = self.properties
         if not isinstance(props, tuple) or not all(isinstance(p, VariantProperty) for p in props):
             raise InvalidProperty("variant properties must be a tuple of VariantProperty")
         if list(props) != sorted(set(props)):
@@ -165,7 +173,9 @@ class VariantDescription:
         object.__setattr__(self, "_hexdigest", _digest(props))
 
     @classmethod
-    def of(cls, properties: Iterable[VariantProperty], label: str | None = None) -> VariantDescription:
+    def of(
+        cls, properties: Iterable[VariantProperty], label: str | None = None
+    ) -> VariantDescription:
         """Build a description; properties are sorted, duplicates rejected.
 
         :raises InvalidProperty: on a duplicate property or a bad label.
@@ -188,16 +198,21 @@ class VariantDescription:
     def from_dict(
         cls, data: Mapping[str, Mapping[str, Iterable[str]]], label: str | None = None
     ) -> VariantDescription:
-        """Build from the JSON shape ``{namespace: {feature: [values]}}``."""
-        return cls.of(
-            (
-                VariantProperty(namespace, feature, value)
-                for namespace, features in data.items()
-                for feature, values in features.items()
-                for value in values
-            ),
-            label,
-        )
+        """Build from the JSON shape ``{namespace: {feature: [values]}}``.
+
+        :raises InvalidProperty: on a bad name or value, a duplicate, or a bare string where a
+            list of values belongs (iterating it would yield its characters as values).
+        """
+        properties: list[VariantProperty] = []
+        for namespace, features in data.items():
+            for feature, values in features.items():
+                if isinstance(values, str):
+                    raise InvalidProperty(
+                        f"values of {namespace} :: {feature} must be a list, not the string "
+                        f"{values!r}"
+                    )
+                properties.extend(VariantProperty(namespace, feature, value) for value in values)
+        return cls.of(properties, label)
 
     @classmethod
     def parse(cls, text: str) -> VariantDescription:

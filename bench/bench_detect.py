@@ -1,0 +1,114 @@
+"""Cold-process cost of ``variant-bridge detect --json`` against bare rattler detection.
+
+Both run as fresh processes, interleaved (so drift in the machine's load hits both alike), after
+one warm-up each (the first rattler run after boot can take seconds while it fills its caches).
+
+    .venv/bin/python bench/bench_detect.py [-n 21] [--importtime]
+
+Prints the medians and the ratio. Aims: ratio <= 3, median < 0.4 s. ``--importtime`` adds the
+slowest imports of one ``detect --json`` run (``python -X importtime``), cumulative, to show where
+start-up time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BASELINE = "import rattler; rattler.VirtualPackage.detect()"
+AIM_RATIO = 3.0
+AIM_SECONDS = 0.4
+
+
+def console_script() -> str:
+    """The installed ``variant-bridge`` next to this interpreter (what a user runs)."""
+    beside = Path(sys.executable).with_name("variant-bridge")
+    found = str(beside) if beside.exists() else shutil.which("variant-bridge")
+    if found is None:
+        sys.exit(
+            "variant-bridge is not installed next to this Python; run `pip install -e .` first"
+        )
+    return found
+
+
+def clean_env() -> dict[str, str]:
+    # Same inputs for both: no override or prefix leaking in from the caller's shell.
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX"))
+    }
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
+
+
+def import_profile(command: list[str], env: dict[str, str], top: int = 15) -> list[tuple[int, str]]:
+    """``(cumulative microseconds, module)`` of the slowest top-level imports."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *command],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if not line.startswith("import time:") or len(parts) != 3:
+            continue
+        cumulative, name = parts[1].strip(), parts[2]
+        # The name column is indented by nesting depth: one space marks a top-level import,
+        # and top-level cumulative times add up to the whole import cost.
+        if cumulative.isdigit() and name.startswith(" ") and not name.startswith("  "):
+            rows.append((int(cumulative), name.strip()))
+    return sorted(rows, reverse=True)[:top]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", "--runs", type=int, default=21)
+    parser.add_argument("--importtime", action="store_true")
+    args = parser.parse_args()
+
+    env = clean_env()
+    ours = [console_script(), "detect", "--json"]
+    baseline = [sys.executable, "-c", BASELINE]
+    for command in (ours, baseline):  # warm-up: page cache, rattler's on-disk caches
+        timed(command, env)
+    times: dict[str, list[float]] = {"variant-bridge detect --json": [], "bare rattler detect": []}
+    for _ in range(args.runs):
+        times["variant-bridge detect --json"].append(timed(ours, env))
+        times["bare rattler detect"].append(timed(baseline, env))
+
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"cold processes, {args.runs} interleaved runs each, {os.cpu_count()} CPUs")
+    for name, values in times.items():
+        print(
+            f"  {name:30} median {medians[name] * 1000:7.1f} ms"
+            f"  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+        )
+    ratio = medians["variant-bridge detect --json"] / medians["bare rattler detect"]
+    print(f"  ratio {ratio:.2f}x (aim <= {AIM_RATIO:.0f}x)")
+    ok = ratio <= AIM_RATIO and medians["variant-bridge detect --json"] < AIM_SECONDS
+    print("  within aims" if ok else "  OVER the aims: run with --importtime")
+
+    if args.importtime:
+        # Through `python -X importtime -m variant_bridge`, the same code path as the script.
+        profile = import_profile(["-m", "variant_bridge", "detect", "--json"], env)
+        print("slowest top-level imports of one `detect --json` (cumulative):")
+        for micros, name in profile:
+            print(f"  {micros / 1000:7.1f} ms  {name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Cost of ``export`` on a large prefix, against reading the same records with bare rattler.
+
+    .venv/bin/python bench/bench_export.py [-n 7] [--records 1000] [--dists 200]
+
+Builds a synthetic conda prefix in a temporary directory: ``--records`` ``conda-meta/*.json``
+records shaped like the ones rattler and conda write (60 files each, with ``paths_data``), and
+``--dists`` ``*.dist-info`` directories in site-packages, one in twenty a variant wheel installed
+from an HTTPS URL (``variant.json`` + ``direct_url.json`` with its hash). Then times, in the same
+process and interleaved:
+
+- export: ``prepare_export(prefix=...)`` + rendering environment.yml and pixi.toml (detection,
+  history, origins, translation, the model, both texts);
+- baseline: ``rattler.PrefixRecord.from_path`` over the same ``conda-meta/*.json`` files.
+
+Prints the medians and the ratio (export / baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+OVERRIDES = {
+    "CONDA_OVERRIDE_CUDA": "12.9",
+    "CONDA_OVERRIDE_CUDA_ARCH": "9.0",
+    "CONDA_OVERRIDE_ARCHSPEC": "haswell",
+    "CONDA_OVERRIDE_GLIBC": "2.36",
+}
+CHANNEL = "https://conda.anaconda.org/conda-forge/"
+FILES_PER_RECORD = 60
+
+
+def _record(name: str, version: str, build: str, subdir: str, index: int) -> dict[str, object]:
+    files = [f"lib/{name}/file{n:03d}.so" for n in range(FILES_PER_RECORD)]
+    sha = hashlib.sha256(f"{name}-{version}".encode()).hexdigest()
+    fn = f"{name}-{version}-{build}.conda"
+    return {
+        "name": name,
+        "version": version,
+        "build": build,
+        "build_number": 0,
+        "subdir": subdir,
+        "depends": [f"pkg{index - 1:04d} >=1.0"] if index > 0 else [],
+        "constrains": [],
+        "license": "MIT",
+        "md5": sha[:32],
+        "sha256": sha,
+        "size": 12345,
+        "timestamp": 1_700_000_000_000,
+        "fn": fn,
+        "url": f"{CHANNEL}{subdir}/{fn}",
+        "channel": CHANNEL,
+        "extracted_package_dir": f"/pkgs/{name}-{version}-{build}",
+        "requested_specs": [],
+        "files": files,
+        "paths_data": {
+            "paths": [
+                {"_path": f, "path_type": "hardlink", "sha256": sha, "size_in_bytes": 100}
+                for f in files
+            ],
+            "paths_version": 1,
+        },
+        "link": {"source": f"/pkgs/{name}-{version}-{build}", "type": 1},
+    }
+
+
+def build_prefix(root: Path, records: int, dists: int) -> Path:
+    prefix = root / "env"
+    meta = prefix / "conda-meta"
+    meta.mkdir(parents=True)
+    (meta / "history").write_text("")
+    specs = [
+        ("python", "3.12.7", "h0_0_cpython", "linux-64"),
+        ("cuda-version", "12.6", "h0_3", "noarch"),
+    ] + [(f"pkg{i:04d}", f"1.0.{i}", "h0_0", "linux-64") for i in range(records - 2)]
+    for i, (name, version, build, subdir) in enumerate(specs):
+        data = _record(name, version, build, subdir, i if name.startswith("pkg") else 0)
+        (meta / f"{name}-{version}-{build}.json").write_text(json.dumps(data))
+    site = prefix / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    for i in range(dists):
+        name = f"dist{i:03d}"
+        info = site / f"{name}-2.0.dist-info"
+        info.mkdir()
+        files = {
+            "METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 2.0\n\n",
+            "INSTALLER": "uv\n",
+        }
+        if i % 20 == 0:
+            label = "cu126"
+            files["variant.json"] = json.dumps(
+                {
+                    "$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
+                    "default-priorities": {"namespace": ["nvidia"]},
+                    "variants": {label: {"nvidia": {"cuda_version_lower_bound": ["12.6"]}}},
+                }
+            )
+            url = f"https://wheels.example/{name}-2.0-py3-none-any-{label}.whl"
+            files["direct_url.json"] = json.dumps(
+                {"url": url, "archive_info": {"hashes": {"sha256": "ab" * 32}}}
+            )
+        for file, text in files.items():
+            (info / file).write_text(text)
+        record = [f"{info.name}/{file},sha256=x,1" for file in files] + [f"{info.name}/RECORD,,"]
+        (info / "RECORD").write_text("\n".join(record) + "\n")
+    return prefix
+
+
+def median_seconds(function: Callable[[], object], repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", "--repeats", type=int, default=7)
+    parser.add_argument("--records", type=int, default=1000)
+    parser.add_argument("--dists", type=int, default=200)
+    args = parser.parse_args()
+
+    import rattler
+
+    from variant_bridge.export import prepare_export, render
+
+    with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
+        prefix = build_prefix(Path(tmp), args.records, args.dists)
+        paths = sorted((prefix / "conda-meta").glob("*.json"))
+
+        def export() -> None:
+            model = prepare_export(prefix=prefix, env=OVERRIDES)
+            render(model, "environment-yml")
+            render(model, "pixi-toml")
+
+        def baseline() -> None:
+            for path in paths:
+                rattler.PrefixRecord.from_path(path)
+
+        export()  # warm-up: imports, mapping tables, archspec
+        baseline()
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(args.repeats):  # interleaved, so drift hits both alike
+            ours += median_seconds(export, 1)
+            theirs += median_seconds(baseline, 1)
+        model = prepare_export(prefix=prefix, env=OVERRIDES)
+        ours_median = statistics.median(ours)
+        theirs_median = statistics.median(theirs)
+        print(
+            f"prefix: {len(paths)} conda records ({FILES_PER_RECORD} files each), "
+            f"{args.dists} dist-infos ({sum(1 for p in model.pip if p.label)} variant wheels)"
+        )
+        print(
+            f"export (detect + model + environment.yml + pixi.toml): "
+            f"{ours_median * 1000:8.1f} ms  (median of {args.repeats})"
+        )
+        print(
+            f"rattler.PrefixRecord.from_path x {len(paths)}:      "
+            f"{theirs_median * 1000:8.1f} ms  (median of {args.repeats})"
+        )
+        print(f"ratio export / baseline: {ours_median / theirs_median:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

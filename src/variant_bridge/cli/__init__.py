@@ -1,0 +1,104 @@
+"""The ``variant-bridge`` command line: a thin shell over the library (layer 3).
+
+Each command parses its options, calls one library function and prints the result (text, or one
+JSON object with ``--json``). Errors are mapped here, in one place: a :class:`VariantBridgeError`
+becomes one ``error: ...`` line on stderr and exit status 1; click's usage errors exit 2; anything
+unexpected is also one line (exit 1) unless ``VARIANT_BRIDGE_DEBUG=1`` asks for the traceback.
+
+Heavy libraries (rattler, archspec, the mapping tables) are imported inside the commands, so
+``variant-bridge --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from typing import IO, Any
+
+import click
+
+from variant_bridge import __version__
+from variant_bridge.errors import VariantBridgeError
+
+__all__ = ["DEBUG_VARIABLE", "CliError", "main"]
+
+DEBUG_VARIABLE = "VARIANT_BRIDGE_DEBUG"
+"""Set to ``1`` to let exceptions propagate with their traceback."""
+
+
+class CliError(click.ClickException):
+    """A user-facing failure: printed as one ``error: ...`` line on stderr, exit status 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        # One line, always: multi-line library messages are joined so logs stay greppable.
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        super().__init__("; ".join(lines) or "failed")
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", file=file, err=file is None)
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
+
+class _Group(click.Group):
+    """A group that maps exceptions to exit codes for every subcommand, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        # click's own control flow (usage errors, --help, Ctrl-C) keeps its meaning; Exit and
+        # Abort derive from RuntimeError, so they must be let through before `Exception`.
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except VariantBridgeError as e:
+            if _debug():
+                raise
+            raise CliError(str(e) or type(e).__name__) from e
+        except OSError as e:
+            # A closed pipe (`variant-bridge detect --json | head`) is handled by click itself.
+            if e.errno == errno.EPIPE or _debug():
+                raise
+            raise CliError(
+                f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename else "")
+            ) from e
+        except Exception as e:
+            if _debug():
+                raise
+            raise CliError(
+                f"unexpected {type(e).__name__}: {e} "
+                f"(this is a bug in variant-bridge; set {DEBUG_VARIABLE}=1 for the traceback)"
+            ) from e
+
+
+@click.group(
+    "variant-bridge",
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "-V", "--version", prog_name="variant-bridge")
+def main() -> None:
+    """Bridge wheel-variant properties (PEP 825) and conda virtual packages.
+
+    See what a conda/pixi environment supports, as wheel-variant properties, and which conda
+    specs a variant wheel's properties need.
+
+    \b
+    Examples:
+      variant-bridge detect
+      variant-bridge detect --prefix "$CONDA_PREFIX" --json
+      variant-bridge detect --target cuda=12.8 --target cuda_arch=9.0
+      variant-bridge translate "nvidia :: cuda_version_lower_bound :: 12.8"
+      variant-bridge translate --from-conda __cuda=12.9 cuda-version=12.6
+    """
+
+
+# Registered after `main` exists; the modules import nothing heavy at module level.
+from variant_bridge.cli import detect as _detect  # noqa: E402
+from variant_bridge.cli import translate as _translate  # noqa: E402
+
+main.add_command(_detect.detect)
+main.add_command(_translate.translate)

@@ -1,0 +1,148 @@
+"""The environment options every command shares, and the one place that turns them into a snapshot.
+
+``--prefix P | --lockfile F [--environment E] [--platform P]``, ``--target K=V`` and
+``--cuda-policy``: ``detect``, ``select``, ``install``, ``env``, ``run`` and ``export`` read an
+environment the same way, so they take the same options with the same help.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from variant_bridge.environment import CUDA_POLICIES, CudaPolicy
+
+if TYPE_CHECKING:
+    from variant_bridge.environment import Environment
+
+__all__ = ["EnvironmentOptions", "environment_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentOptions:
+    """The parsed environment options of one command."""
+
+    prefix: Path | None
+    lockfile: Path | None
+    environment: str | None
+    platform: str | None
+    targets: tuple[str, ...]
+    cuda_policy: CudaPolicy | None
+
+    @property
+    def effective_prefix(self) -> Path | None:
+        """``--prefix``, else ``$CONDA_PREFIX`` (as detection reads it), unless a lock is read."""
+        if self.prefix is not None or self.lockfile is not None:
+            return self.prefix
+        active = os.environ.get("CONDA_PREFIX", "")
+        return Path(active) if active else None
+
+    def detect(self) -> Environment:
+        """The snapshot these options describe (detection happens here, not at parse time)."""
+        from variant_bridge.detect import detect_environment
+
+        return detect_environment(
+            prefix=self.prefix,
+            lockfile=self.lockfile,
+            environment=self.environment,
+            platform=self.platform,
+            targets=self.targets,
+        )
+
+
+def _collect(
+    ctx: click.Context, kwargs: dict[str, Any], *, cuda_policy: bool
+) -> EnvironmentOptions:
+    prefix = kwargs.pop("prefix")
+    lockfile = kwargs.pop("lockfile")
+    environment = kwargs.pop("environment")
+    if prefix is not None and lockfile is not None:
+        raise click.UsageError("--prefix and --lockfile cannot be used together; pick one.", ctx)
+    if environment is not None and lockfile is None:
+        raise click.UsageError(
+            "--environment needs --lockfile (it names a pixi.lock environment).", ctx
+        )
+    return EnvironmentOptions(
+        prefix,
+        lockfile,
+        environment,
+        kwargs.pop("platform"),
+        kwargs.pop("targets"),
+        kwargs.pop("cuda_policy") if cuda_policy else None,
+    )
+
+
+def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
+    """Add the shared environment options; the command receives ``env_options``."""
+
+    def decorate(function: F) -> F:
+        options = [
+            click.option(
+                "--prefix",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="A conda prefix to read (conda-meta and site-packages). "
+                "Default: $CONDA_PREFIX, if set.",
+            ),
+            click.option(
+                "--lockfile",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="A pixi.lock to read instead of a prefix.",
+            ),
+            click.option(
+                "--environment",
+                "-e",
+                metavar="NAME",
+                help="The pixi.lock environment (with --lockfile). Default: 'default'.",
+            ),
+            click.option(
+                "--platform",
+                metavar="SUBDIR",
+                help="The conda platform, e.g. linux-64, osx-arm64. Default: this machine's.",
+            ),
+            click.option(
+                "--target",
+                "-t",
+                "targets",
+                multiple=True,
+                metavar="KEY=VALUE",
+                help=(
+                    "Declare a fact instead of detecting it (repeatable). KEY: cuda, cuda_arch, "
+                    "archspec, glibc, linux, osx, win, python (e.g. cuda=12.8, cuda_arch=9.0, "
+                    "archspec=haswell, glibc=2.28); an empty VALUE declares the virtual package "
+                    "absent. Wins over CONDA_OVERRIDE_* and detection."
+                ),
+            ),
+        ]
+        if cuda_policy:
+            options.append(
+                click.option(
+                    "--cuda-policy",
+                    type=click.Choice(CUDA_POLICIES),
+                    help=(
+                        "toolkit: nvidia values must also agree with the solved cuda-version; "
+                        "driver: only with the driver (__cuda), as uv and the NVIDIA provider "
+                        "do. Default: toolkit when one is solved."
+                    ),
+                )
+            )
+
+        def wrapper(**kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            kwargs["env_options"] = _collect(ctx, kwargs, cuda_policy=cuda_policy)
+            return function(**kwargs)
+
+        wrapper.__name__ = function.__name__
+        wrapper.__doc__ = function.__doc__
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate

@@ -1,0 +1,224 @@
+"""Output shared by the commands: the ``--json`` option, JSON shapes and the text printers.
+
+Results go to stdout (one JSON object with ``--json``); diagnostics go to stderr. The JSON shapes
+are documented in docs/cli.md and are built here only, so ``detect`` and ``translate --from-conda``
+print the same ``supported`` object.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from variant_bridge.environment import Environment, VirtualPackage
+from variant_bridge.supported import SupportedFeature, SupportedProperties
+
+__all__ = [
+    "echo_environment",
+    "echo_json",
+    "echo_notes",
+    "echo_supported",
+    "environment_json",
+    "heading",
+    "json_option",
+    "supported_json",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_INDENT = "  "
+_WIDTH = 100
+# Text output shortens longer value lists (nvidia's upper bounds run to 78 values); --json has all.
+_MAX_VALUES = 16
+_HEAD_VALUES = 4
+
+
+def json_option(function: F) -> F:
+    """Add ``--json`` (stored as ``as_json``) to a command: one JSON object on stdout."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print one JSON object on stdout instead of text.",
+    )(function)
+
+
+def echo_json(data: object) -> None:
+    """Print *data* as indented JSON (keys in insertion order, which is meaningful: priority)."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def heading(text: str) -> None:
+    click.echo(click.style(text, bold=True))
+
+
+# -- JSON shapes -------------------------------------------------------------------------------
+
+
+def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
+    return {"name": vp.name, "version": vp.version, "build": vp.build, "source": vp.source}
+
+
+def supported_json(supported: SupportedProperties) -> dict[str, Any]:
+    """``supported`` (priority order), plus where each feature came from and what is unsupported."""
+    sources: dict[str, dict[str, str]] = {}
+    for f in supported.features:
+        sources.setdefault(f.namespace, {})[f.feature] = f.source
+    return {
+        "supported": supported.as_dict(),
+        "sources": sources,
+        "unsupported": [
+            {"namespace": ns, "reason": reason} for ns, reason in supported.unsupported
+        ],
+    }
+
+
+def environment_json(
+    env: Environment, supported: SupportedProperties, *, policy: str
+) -> dict[str, Any]:
+    """The ``detect --json`` object."""
+    return {
+        "origin": env.origin,
+        "platform": env.platform,
+        "python": env.python,
+        "policy": policy,
+        "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
+        "toolkit": (
+            None
+            if env.toolkit is None
+            else {
+                "package": env.toolkit.package,
+                "version": env.toolkit.version,
+                "source": env.toolkit.source,
+            }
+        ),
+        **supported_json(supported),
+        "variant_wheels": [
+            {
+                "name": dist.name,
+                "version": dist.version,
+                "label": dist.variant.label,
+                "properties": [str(p) for p in dist.variant.properties],
+                "location": dist.location,
+            }
+            for dist in env.python_packages
+            if dist.variant is not None
+        ],
+        "notes": [*env.notes, *supported.notes],
+    }
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def _rows(rows: Iterable[Sequence[str]], *, indent: str = _INDENT) -> None:
+    """Print left-aligned columns separated by two spaces."""
+    table = [tuple(row) for row in rows]
+    if not table:
+        return
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo(indent + "  ".join([*cells, row[-1]]).rstrip())
+
+
+def _wrap(text: str, *, indent: str) -> str:
+    return textwrap.fill(
+        text,
+        width=_WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+    )
+
+
+def _grouped(
+    features: Sequence[SupportedFeature],
+) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """``(namespace, feature-text, values, source)`` lines; boolean flags of one namespace and
+    source (``x86_64 :: avx2 :: on`` ...) share one line, or ``detect`` would print dozens."""
+    lines: list[tuple[str, str, tuple[str, ...], str]] = []
+    flags: dict[tuple[str, str], list[str]] = {}
+    for f in features:
+        if f.values == ("on",):
+            key = (f.namespace, f.source)
+            if key not in flags:
+                flags[key] = []
+                lines.append((f.namespace, "", ("on",), f.source))
+            flags[key].append(f.feature)
+        else:
+            lines.append((f.namespace, f.feature, f.values, f.source))
+    result = []
+    for namespace, feature, values, source in lines:
+        names = flags.get((namespace, source), []) if not feature else [feature]
+        text = names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
+        result.append((namespace, text, values, source))
+    return result
+
+
+def _values_text(values: Sequence[str]) -> str:
+    if len(values) <= _MAX_VALUES:
+        return ", ".join(values)
+    shown = [*values[:_HEAD_VALUES], "…", *values[-2:]]
+    return f"{', '.join(shown)} ({len(values)} values)"
+
+
+def echo_supported(supported: SupportedProperties, *, policy: str) -> None:
+    """The supported properties per namespace (most preferred first), each with its source."""
+    heading(f"Supported variant properties (most preferred first; CUDA policy: {policy})")
+    if not supported.features:
+        click.echo(f"{_INDENT}(none)")
+    for namespace, feature, values, source in _grouped(supported.features):
+        click.echo(_wrap(f"{namespace} :: {feature} :: {_values_text(values)}", indent=_INDENT))
+        if source:
+            click.echo(_wrap(f"from {source}", indent=_INDENT * 3))
+    if supported.unsupported:
+        click.echo()
+        heading("Unsupported namespaces (only null or non-variant wheels match)")
+        for namespace, reason in supported.unsupported:
+            click.echo(_wrap(f"{namespace}: {reason}", indent=_INDENT))
+
+
+def echo_notes(notes: Sequence[str]) -> None:
+    if notes:
+        click.echo()
+        heading("Notes")
+        for note in notes:
+            click.echo(_wrap(f"- {note}", indent=_INDENT))
+
+
+def echo_environment(
+    env: Environment, supported: SupportedProperties, *, policy: str, title: str | None = None
+) -> None:
+    """The human ``detect`` report (also ``translate --from-conda``'s)."""
+    facts = [env.platform] + ([f"Python {env.python}"] if env.python else [])
+    heading(f"{title or 'Environment: ' + env.origin} ({', '.join(facts)})")
+    click.echo()
+    heading("Virtual packages")
+    if env.virtual_packages:
+        _rows((str(vp), vp.source) for vp in env.virtual_packages)
+    else:
+        click.echo(f"{_INDENT}(none)")
+    click.echo()
+    heading("CUDA toolkit (the solved cuda-version)")
+    if env.toolkit is not None:
+        _rows([(str(env.toolkit), env.toolkit.source)])
+    else:
+        click.echo(f"{_INDENT}(none solved in this environment)")
+    click.echo()
+    echo_supported(supported, policy=policy)
+    wheels = [dist for dist in env.python_packages if dist.variant is not None]
+    if wheels:
+        click.echo()
+        heading("Installed variant wheels")
+        for dist in wheels:
+            assert dist.variant is not None  # filtered above; for mypy
+            props = "; ".join(str(p) for p in dist.variant.properties) or "(null variant)"
+            click.echo(
+                _wrap(f"{dist.name}=={dist.version} [{dist.variant.label}] {props}", indent=_INDENT)
+            )
+    echo_notes([*env.notes, *supported.notes])

@@ -1,0 +1,222 @@
+"""Detection (layer 2): build the frozen :class:`~variant_bridge.environment.Environment`.
+
+Sources: this machine (py-rattler), a conda prefix (``conda-meta`` + ``site-packages``), a pixi.lock
+environment, or declared targets. Virtual packages are layered per package, first wins
+(semantics.md §2):
+
+1. ``--target`` (:func:`parse_targets`);
+2. ``CONDA_OVERRIDE_*``;
+3. ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION`` / ``NV_VARIANT_PROVIDER_FORCE_SM_ARCH``;
+4. the base set: rattler's detection when the target platform is this machine's; otherwise
+   the lock's declared virtual packages (v7 rich platforms) and then pixi's platform defaults
+   (``__linux=4.18``, ``__glibc=2.28``, ``__osx=13.0``, the minimal ``__archspec``; source
+   ``platform default``). Nothing is read from this machine for another platform.
+
+Then the set is filtered to the target platform (CEP 30: ``CONDA_OVERRIDE_OSX`` on Linux is
+ignored, with a note; a ``--target`` that cannot apply is an error), and ``__cuda_arch`` is dropped
+when ``__cuda`` is absent. Override variables are read from the explicit *env* mapping only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from variant_bridge.detect.overrides import conda_override_facts, nv_force_facts
+from variant_bridge.detect.targets import (
+    Fact,
+    check_value,
+    fact_virtual_package,
+    parse_targets,
+    target_facts,
+)
+from variant_bridge.environment import Environment, Source, VirtualPackage
+from variant_bridge.errors import InvalidTarget
+
+__all__ = ["detect_environment", "parse_targets"]
+
+
+def detect_environment(
+    *,
+    prefix: str | os.PathLike[str] | None = None,
+    lockfile: str | os.PathLike[str] | None = None,
+    environment: str | None = None,
+    platform: str | None = None,
+    targets: Mapping[str, str] | Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Environment:
+    """Build the snapshot of one target environment.
+
+    :param prefix: a conda prefix; ``None`` means ``$CONDA_PREFIX`` when set (and no *lockfile*).
+    :param lockfile: a pixi.lock; excludes *prefix*.
+    :param environment: the lock environment (default ``default``); needs *lockfile*.
+    :param platform: the conda subdir to describe (with *lockfile*: a lock platform name or
+        subdir); default: the prefix's records, the lock's host/only platform, or this machine.
+    :param targets: ``["cuda=12.8", ...]`` or ``{"cuda": "12.8"}``; see :func:`parse_targets`.
+    :param env: the process environment to read ``CONDA_PREFIX``, ``CONDA_OVERRIDE_*`` and
+        ``NV_VARIANT_PROVIDER_FORCE_*`` from; ``None`` means :data:`os.environ`.
+    :raises InvalidTarget: invalid targets/overrides, conflicting options.
+    :raises DetectionError: the machine, prefix or lock file cannot be read.
+    """
+    from variant_bridge.detect.machine import host_platform
+
+    variables: Mapping[str, str] = os.environ if env is None else env
+    declared = parse_targets(targets)
+    if prefix is not None and lockfile is not None:
+        raise InvalidTarget("--prefix and --lockfile are mutually exclusive")
+    if environment is not None and lockfile is None:
+        raise InvalidTarget(f"--environment {environment!r} needs --lockfile")
+    target_platform = declared.get("platform")
+    if lockfile is None and platform is not None:
+        # With a lock file, *platform* may be a rich-platform alias; read_lockfile checks it.
+        platform = check_value("platform", platform, where="--platform") or None
+        if target_platform is not None and platform is not None and platform != target_platform:
+            raise InvalidTarget(
+                f"--platform {platform!r} and --target platform={target_platform!r} disagree"
+            )
+    # Every declared fact is checked before the disk is touched: bad input fails fast.
+    layers = [target_facts(declared), conda_override_facts(variables), nv_force_facts(variables)]
+    host = host_platform()
+    notes: list[str] = []
+
+    implicit_prefix = False
+    if prefix is None and lockfile is None and variables.get("CONDA_PREFIX"):
+        prefix, implicit_prefix = variables["CONDA_PREFIX"], True
+
+    python: str | None = None
+    lock_declared: tuple[VirtualPackage, ...] = ()
+    if prefix is not None:
+        from variant_bridge.detect.prefix import read_prefix
+
+        contents = read_prefix(prefix)
+        wanted = target_platform or platform
+        if wanted is not None and contents.platform not in (None, wanted):
+            raise InvalidTarget(
+                f"platform {wanted!r} does not match the prefix's platform "
+                f"{contents.platform!r} ({contents.path})"
+            )
+        origin = f"prefix {contents.path}" + (" ($CONDA_PREFIX)" if implicit_prefix else "")
+        result = Environment(
+            platform=wanted or contents.platform or host,
+            toolkit=contents.toolkit,
+            conda_packages=contents.conda_packages,
+            python_packages=contents.python_packages,
+            origin=origin,
+        )
+        python = contents.python
+        notes.extend(contents.notes)
+    elif lockfile is not None:
+        from variant_bridge.detect.lockfile import read_lockfile
+
+        locked = read_lockfile(
+            lockfile, environment=environment, platform=platform or target_platform, host=host
+        )
+        if target_platform is not None and locked.platform != target_platform:
+            raise InvalidTarget(
+                f"--target platform={target_platform!r} does not match the locked platform "
+                f"{locked.platform!r} ({locked.origin})"
+            )
+        result = Environment(
+            platform=locked.platform,
+            toolkit=locked.toolkit,
+            conda_packages=locked.conda_packages,
+            python_packages=locked.python_packages,
+            origin=locked.origin,
+        )
+        python = locked.python
+        lock_declared = _parse_declared(locked.declared_virtual_packages, notes)
+    else:
+        wanted = target_platform or platform or host
+        origin = "this machine" if wanted == host else f"declared targets for {wanted}"
+        result = Environment(platform=wanted, origin=origin)
+
+    virtual_packages = _virtual_packages(
+        result.platform, host=host, layers=layers, lock_declared=lock_declared, notes=notes
+    )
+    return replace(
+        result,
+        virtual_packages=virtual_packages,
+        python=declared.get("python") or python,
+        notes=tuple(notes),
+    )
+
+
+def _parse_declared(texts: Iterable[str], notes: list[str]) -> tuple[VirtualPackage, ...]:
+    """Lock v7 platform virtual packages, ``__cuda=12.6`` / ``__archspec=1=haswell``."""
+    packages = []
+    for text in texts:
+        name, _, rest = text.strip().partition("=")
+        version, _, build = rest.partition("=")
+        if not name.startswith("__") or not version:
+            notes.append(f"ignored locked virtual package {text!r}: expected __name=version")
+            continue
+        packages.append(VirtualPackage(name, version, build or "0", Source.LOCKFILE))
+    return tuple(packages)
+
+
+def _virtual_packages(
+    platform: str,
+    *,
+    host: str,
+    layers: list[dict[str, Fact]],
+    lock_declared: tuple[VirtualPackage, ...],
+    notes: list[str],
+) -> tuple[VirtualPackage, ...]:
+    from variant_bridge.detect.machine import (
+        applies_to,
+        detect_virtual_packages,
+        platform_defaults,
+    )
+
+    decided: dict[str, Fact] = {}
+    for layer in layers:
+        for name, fact in layer.items():
+            if not applies_to(name, platform):
+                if fact.source == Source.TARGET:
+                    raise InvalidTarget(
+                        f"--target {name[2:]}={fact.raw!r} does not apply to platform "
+                        f"{platform} (declare --target platform=... too)"
+                    )
+                notes.append(f"{_describe(fact)} ignored: {name} does not exist on {platform}")
+                continue
+            winner = decided.setdefault(name, fact)
+            if winner is not fact:
+                notes.append(f"{_describe(fact)} overridden by {_describe(winner)}")
+
+    if platform == host:
+        cuda = decided.get("__cuda")
+        base = detect_virtual_packages(cuda=None if cuda is None else (cuda.value or ""))
+        if lock_declared:
+            # The lock describes the machine it was solved for; this one is measured instead.
+            listed = ", ".join(str(vp) for vp in lock_declared)
+            notes.append(f"the lock declares {listed}; this machine's detection is used instead")
+    else:
+        defaults = {vp.name: vp for vp in platform_defaults(platform)}
+        defaults.update({vp.name: vp for vp in lock_declared})
+        base = tuple(defaults.values())
+
+    packages = {vp.name: vp for vp in base if applies_to(vp.name, platform)}
+    for name, fact in decided.items():
+        if fact.value is None:
+            packages.pop(name, None)
+        else:
+            vp_name, version, build = fact_virtual_package(fact)
+            packages[vp_name] = VirtualPackage(vp_name, version, build, fact.source)
+
+    arch = packages.get("__cuda_arch")
+    if arch is not None and "__cuda" not in packages:
+        if arch.source == Source.TARGET:
+            raise InvalidTarget(
+                f"--target cuda_arch={arch.version!r} needs __cuda (declare --target cuda=...)"
+            )
+        del packages["__cuda_arch"]
+        notes.append(f"__cuda_arch from {arch.source} dropped: no __cuda")
+    return tuple(sorted(packages.values(), key=lambda vp: vp.name))
+
+
+def _describe(fact: Fact) -> str:
+    """How the user wrote *fact*: ``--target cuda='12.8'`` or ``CONDA_OVERRIDE_CUDA='12.8'``."""
+    if fact.source == Source.TARGET:
+        return f"--target {fact.name[2:]}={fact.raw!r}"
+    return f"{fact.source}={fact.raw!r}"

@@ -1,0 +1,148 @@
+"""This machine, through py-rattler's virtual package detection (imported lazily).
+
+Overrides are NOT taken from rattler (``VirtualPackageOverrides.from_env()`` reads ``os.environ``,
+and its constructor cannot express ``cuda_arch``/``linux``/``win``): the caller layers declared
+facts in Python. The one override passed down is ``__cuda`` when it is already decided, because
+that is the expensive probe (NVML / libcuda) and rattler then skips it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from variant_bridge.environment import Source, VirtualPackage
+from variant_bridge.errors import DetectionError
+
+__all__ = [
+    "applies_to",
+    "detect_virtual_packages",
+    "host_platform",
+    "platform_defaults",
+]
+
+_HOST_SUBDIRS = {
+    ("linux", "x86_64"): "linux-64",
+    ("linux", "amd64"): "linux-64",
+    ("linux", "aarch64"): "linux-aarch64",
+    ("linux", "arm64"): "linux-aarch64",
+    ("linux", "ppc64le"): "linux-ppc64le",
+    ("linux", "ppc64"): "linux-ppc64",
+    ("linux", "s390x"): "linux-s390x",
+    ("linux", "riscv64"): "linux-riscv64",
+    ("linux", "loongarch64"): "linux-loongarch64",
+    ("linux", "armv7l"): "linux-armv7l",
+    ("linux", "armv6l"): "linux-armv6l",
+    ("linux", "i686"): "linux-32",
+    ("linux", "i386"): "linux-32",
+    ("darwin", "x86_64"): "osx-64",
+    ("darwin", "arm64"): "osx-arm64",
+    ("win32", "amd64"): "win-64",
+    ("win32", "x86_64"): "win-64",
+    ("win32", "arm64"): "win-arm64",
+    ("win32", "x86"): "win-32",
+    ("freebsd", "amd64"): "freebsd-64",
+    ("freebsd", "arm64"): "freebsd-arm64",
+}
+
+# Which operating systems (subdir prefix) a virtual package belongs to; unlisted names apply
+# everywhere. CEP 30: overrides for another OS's package must be ignored.
+_OS_OF = {
+    "__unix": frozenset({"linux", "osx", "freebsd", "ios", "iossimulator", "android"}),
+    "__linux": frozenset({"linux", "android"}),
+    "__glibc": frozenset({"linux"}),
+    "__osx": frozenset({"osx"}),
+    "__win": frozenset({"win"}),
+    # No CUDA driver exists for macOS; NVIDIA and AMD GPU packages only make sense here.
+    "__cuda": frozenset({"linux", "win"}),
+    "__cuda_arch": frozenset({"linux", "win"}),
+    "__amdgpu": frozenset({"linux", "win"}),
+    "__amdgpu_arch": frozenset({"linux", "win"}),
+}
+
+# The least capable archspec target per subdir architecture (a test checks archspec knows them).
+_MIN_ARCHSPEC = {
+    "64": "x86_64",
+    "32": "x86",
+    "aarch64": "aarch64",
+    "arm64": "aarch64",
+    "ppc64le": "ppc64le",
+    "ppc64": "ppc64",
+    "riscv64": "riscv64",
+}
+
+# pixi's defaults for a bare platform: __linux=4.18, __glibc=2.28, __osx=13.0 (conda.md §5.1).
+_LINUX_DEFAULT = "4.18"
+_GLIBC_DEFAULT = "2.28"
+_OSX_DEFAULT = "13.0"
+
+
+def host_platform() -> str:
+    """The conda subdir of this machine, e.g. ``linux-64`` (pure Python; rattler as a fallback)."""
+    system = "freebsd" if sys.platform.startswith("freebsd") else sys.platform
+    if hasattr(os, "uname"):
+        machine = os.uname().machine
+    else:  # Windows
+        import platform
+
+        machine = platform.machine()
+    subdir = _HOST_SUBDIRS.get((system, machine.lower()))
+    if subdir is not None:
+        return subdir
+    import rattler
+
+    return str(rattler.Subdir.current())
+
+
+def applies_to(name: str, platform: str) -> bool:
+    """Whether virtual package *name* can exist on conda subdir *platform*."""
+    systems = _OS_OF.get(name)
+    return systems is None or platform.split("-", 1)[0] in systems
+
+
+def platform_defaults(platform: str) -> tuple[VirtualPackage, ...]:
+    """The virtual packages assumed for a platform that is not this machine (pixi's defaults)."""
+    system, _, arch = platform.partition("-")
+    default = Source.PLATFORM_DEFAULT
+    packages: list[VirtualPackage] = []
+    if applies_to("__unix", platform):
+        packages.append(VirtualPackage("__unix", "0", "0", default))
+    if system == "linux":
+        packages.append(VirtualPackage("__linux", _LINUX_DEFAULT, "0", default))
+        packages.append(VirtualPackage("__glibc", _GLIBC_DEFAULT, "0", default))
+    if system == "osx":
+        packages.append(VirtualPackage("__osx", _OSX_DEFAULT, "0", default))
+    minimum = "m1" if platform == "osx-arm64" else _MIN_ARCHSPEC.get(arch)
+    if minimum is not None:
+        packages.append(VirtualPackage("__archspec", "1", minimum, default))
+    return tuple(packages)
+
+
+def detect_virtual_packages(*, cuda: str | None = None) -> tuple[VirtualPackage, ...]:
+    """Detect this machine's virtual packages with py-rattler, without reading any variable.
+
+    :param cuda: an already decided ``__cuda`` version (``""`` = absent) so rattler skips the
+        driver probe; ``None`` detects it.
+    :raises DetectionError: rattler could not detect.
+    """
+    import rattler
+
+    overrides = rattler.VirtualPackageOverrides()
+    if cuda is not None:
+        overrides.cuda = rattler.Override.string(cuda)
+    try:
+        detected = rattler.VirtualPackage.detect(overrides)
+    except Exception as e:  # rattler's DetectVirtualPackageError has no importable base
+        raise DetectionError(f"could not detect this machine's virtual packages: {e}") from e
+    packages = []
+    for vp in detected:
+        generic = vp.into_generic()
+        packages.append(
+            VirtualPackage(
+                generic.name.normalized,
+                str(generic.version),
+                str(generic.build_string),
+                Source.DETECTED,
+            )
+        )
+    return tuple(packages)

@@ -1,0 +1,325 @@
+"""A conda prefix on disk: ``conda-meta/*.json`` records and ``site-packages/*.dist-info``.
+
+Records are read with plain :mod:`json` and checked here. Measured on 1,000 synthetic records
+(33 MB, 50-800 files each): ``json`` ~150 ms, ``rattler.PrefixRecord.from_path`` ~100 ms, but
+rattler drops conda's ``requested_spec`` key, rejects ``"url": null`` and hides the file list;
+re-reading each file to recover those made it ~155 ms. So: ``json``, which also lets errors name
+the file with line and column.
+
+PyPI side: ``*.dist-info`` directories that a conda record lists in its files are conda's and are
+left out of :attr:`PrefixContents.python_packages` (they are already in ``conda_packages``); what
+remains was installed by pip/uv/etc. Incomplete dist-infos (no ``METADATA``, e.g. an interrupted
+install) are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
+from variant_bridge.errors import DetectionError
+
+__all__ = [
+    "PrefixContents",
+    "read_conda_meta",
+    "read_dist_info",
+    "read_prefix",
+    "toolkit_of",
+]
+
+# A dist-info directory named in a conda-meta file list (JSON text; `/` or an escaped `\`).
+_OWNED_DIST_INFO = re.compile(rb'site-packages(?:/|\\\\)([^/"\\]+\.dist-info)(?:/|\\\\)')
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixContents:
+    """What a prefix holds, before virtual packages are added."""
+
+    path: Path
+    platform: str | None
+    """The records' subdir (noarch ignored); ``None`` when only noarch records exist."""
+    conda_packages: tuple[CondaRecord, ...]
+    python_packages: tuple[PythonDistribution, ...]
+    python: str | None
+    toolkit: Toolkit | None
+    notes: tuple[str, ...] = ()
+
+
+def toolkit_of(records: Iterable[CondaRecord], source: str) -> Toolkit | None:
+    """``cuda-version`` when present, else ``cudatoolkit`` (CUDA <= 11), else ``None``."""
+    by_name = {r.name: r for r in records}
+    for package in ("cuda-version", "cudatoolkit"):
+        record = by_name.get(package)
+        if record is not None:
+            return Toolkit(package, record.version, source)
+    return None
+
+
+def read_prefix(path: str | os.PathLike[str]) -> PrefixContents:
+    """Read a conda prefix.
+
+    :raises DetectionError: not a directory, no ``conda-meta/``, unreadable or invalid records,
+        unreadable dist-info files. Messages name the file.
+    """
+    prefix = Path(path)
+    if not prefix.is_dir():
+        what = "not a directory" if prefix.exists() else "no such directory"
+        raise DetectionError(f"{prefix}: {what}")
+    meta = prefix / "conda-meta"
+    if not meta.is_dir():
+        raise DetectionError(f"{prefix} is not a conda prefix (no conda-meta/)")
+    records, owned, site_hint = read_conda_meta(meta)
+    notes: list[str] = []
+    platform = _platform_of(records, notes)
+    python_record = next((r for r in records if r.name == "python"), None)
+    python = python_record.version if python_record is not None else None
+    dists: list[PythonDistribution] = []
+    for site in _site_packages_dirs(prefix, platform, python, site_hint):
+        dists.extend(_read_site_packages(site, owned, notes))
+    return PrefixContents(
+        path=prefix,
+        platform=platform,
+        conda_packages=tuple(sorted(records, key=lambda r: r.name)),
+        python_packages=tuple(sorted(dists, key=lambda d: d.name.lower())),
+        python=python,
+        toolkit=toolkit_of(records, Source.PREFIX),
+        notes=tuple(notes),
+    )
+
+
+def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str | None]:
+    """Records of ``conda-meta/*.json``, the dist-info names they own, and the python record's
+    ``python_site_packages_path`` (CEP 17) when set.
+
+    :raises DetectionError: the directory or a record cannot be read or is invalid.
+    """
+    try:
+        names = sorted(e.name for e in os.scandir(meta) if e.name.endswith(".json"))
+    except OSError as e:
+        raise DetectionError(f"{meta}: cannot list: {e.strerror or e}") from e
+    records: list[CondaRecord] = []
+    owned: set[str] = set()
+    site_hint: str | None = None
+    for name in names:
+        path = meta / name
+        raw = _read_bytes(path)
+        obj = _load_json(raw, path)
+        record = _record(obj, path)
+        records.append(record)
+        if b".dist-info" in raw:
+            owned.update(m.decode("utf-8", "replace") for m in _OWNED_DIST_INFO.findall(raw))
+        if record.name == "python":
+            hint = obj.get("python_site_packages_path")
+            site_hint = hint if isinstance(hint, str) and hint else None
+    return records, frozenset(owned), site_hint
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+
+
+def _load_json(raw: bytes, path: Path) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise DetectionError(
+            f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        ) from e
+    except UnicodeDecodeError as e:
+        raise DetectionError(f"{path}: invalid JSON: not UTF-8 ({e.reason})") from e
+
+
+def _record(obj: Any, path: Path) -> CondaRecord:
+    if not isinstance(obj, dict):
+        raise DetectionError(
+            f"{path}: expected a JSON object (a conda package record), got {type(obj).__name__}"
+        )
+    name = _string(obj, "name", path, required=True)
+    version = _string(obj, "version", path, required=True)
+    build = _string(obj, "build", path, required=True)
+    build_number = obj.get("build_number", 0)
+    if not isinstance(build_number, int) or isinstance(build_number, bool):
+        raise DetectionError(f"{path}: 'build_number' must be an integer, got {build_number!r}")
+    requested = _strings(obj, "requested_specs", path)
+    # conda writes the singular `requested_spec` (one string); rattler/pixi the list.
+    single = _string(obj, "requested_spec", path)
+    if single and single not in requested:
+        requested = (*requested, single)
+    assert name is not None
+    assert version is not None
+    assert build is not None
+    return CondaRecord(
+        name=name,
+        version=version,
+        build=build,
+        build_number=build_number,
+        subdir=_string(obj, "subdir", path) or "",
+        channel=_string(obj, "channel", path),
+        url=_string(obj, "url", path),
+        sha256=_string(obj, "sha256", path),
+        md5=_string(obj, "md5", path),
+        depends=_strings(obj, "depends", path),
+        constrains=_strings(obj, "constrains", path),
+        requested_specs=requested,
+    )
+
+
+def _string(obj: dict[str, Any], key: str, path: Path, *, required: bool = False) -> str | None:
+    value = obj.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        got = "nothing" if value is None else repr(value)
+        raise DetectionError(f"{path}: {key!r} must be a non-empty string, got {got}")
+    return value
+
+
+def _strings(obj: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+    value = obj.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DetectionError(f"{path}: {key!r} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _platform_of(records: list[CondaRecord], notes: list[str]) -> str | None:
+    counts = Counter(r.subdir for r in records if r.subdir and r.subdir != "noarch")
+    if not counts:
+        return None
+    (platform, _), *others = counts.most_common()
+    if others:
+        notes.append(
+            f"records of several platforms ({', '.join(sorted(counts))}); using {platform}"
+        )
+    return platform
+
+
+def _site_packages_dirs(
+    prefix: Path, platform: str | None, python: str | None, hint: str | None
+) -> list[Path]:
+    if hint:
+        return [prefix / hint]
+    if (platform or "").startswith("win") or (platform is None and os.name == "nt"):
+        return [prefix / "Lib" / "site-packages"]
+    if python is not None:
+        major_minor = ".".join(python.split(".")[:2])
+        # A free-threaded build (3.13t) installs into lib/python3.13t.
+        candidates = [f"python{major_minor}", f"python{major_minor}t"]
+        return [prefix / "lib" / c / "site-packages" for c in candidates]
+    return sorted((prefix / "lib").glob("python*/site-packages"))
+
+
+def _read_site_packages(
+    site: Path, owned: frozenset[str], notes: list[str]
+) -> list[PythonDistribution]:
+    try:
+        entries = sorted(
+            e.name for e in os.scandir(site) if e.name.endswith(".dist-info") and e.is_dir()
+        )
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise DetectionError(f"{site}: cannot list: {e.strerror or e}") from e
+    dists = []
+    for name in entries:
+        if name in owned or name.startswith("~"):  # `~name` = pip's half-removed leftovers
+            continue
+        dist = read_dist_info(site / name)
+        if dist is None:
+            notes.append(f"skipped {site / name}: no METADATA (incomplete install?)")
+            continue
+        dists.append(dist)
+    return dists
+
+
+def read_dist_info(path: Path) -> PythonDistribution | None:
+    """One installed distribution from its ``*.dist-info``; ``None`` when it has no METADATA.
+
+    :raises DetectionError: a file exists but cannot be read or parsed.
+    :raises InvalidMetadata: its ``variant.json`` is malformed.
+    """
+    metadata_path = path / "METADATA"
+    try:
+        text = metadata_path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DetectionError(f"{metadata_path}: cannot read: {e.strerror or e}") from e
+    name, version, requires = _parse_metadata(text)
+    if not name or not version:
+        stem_name, _, stem_version = path.name.removesuffix(".dist-info").partition("-")
+        name, version = name or stem_name, version or stem_version
+    direct_url, sha256 = _direct_url(path / "direct_url.json")
+    from variant_bridge.metadata_io import read_dist_info_variant
+
+    return PythonDistribution(
+        name=name,
+        version=version,
+        variant=read_dist_info_variant(path),
+        requires=requires,
+        location=str(path),
+        installer=_installer(path / "INSTALLER"),
+        direct_url=direct_url,
+        sha256=sha256,
+    )
+
+
+def _parse_metadata(text: str) -> tuple[str, str, tuple[str, ...]]:
+    """Name, Version and Requires-Dist from the header block of a METADATA file."""
+    header, _, _ = text.partition("\n\n")
+    fields: list[tuple[str, str]] = []
+    for line in header.splitlines():
+        if line[:1] in (" ", "\t") and fields:  # RFC 822 continuation line
+            key, value = fields[-1]
+            fields[-1] = (key, f"{value} {line.strip()}")
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            fields.append((key.strip().lower(), value.strip()))
+    first: dict[str, str] = {}
+    for key, value in fields:
+        first.setdefault(key, value)
+    requires = tuple(v for k, v in fields if k == "requires-dist")
+    return first.get("name", ""), first.get("version", ""), requires
+
+
+def _installer(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+    return text.strip().splitlines()[0].strip() if text.strip() else None
+
+
+def _direct_url(path: Path) -> tuple[str | None, str | None]:
+    """PEP 610: the ``url`` and the archive's sha256 (``hashes`` or the legacy ``hash``)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+    obj = _load_json(raw, path)
+    if not isinstance(obj, dict) or not isinstance(obj.get("url"), str):
+        raise DetectionError(f"{path}: expected a PEP 610 object with a string 'url'")
+    sha256 = None
+    info = obj.get("archive_info")
+    if isinstance(info, dict):
+        hashes = info.get("hashes")
+        if isinstance(hashes, dict) and isinstance(hashes.get("sha256"), str):
+            sha256 = hashes["sha256"]
+        elif isinstance(info.get("hash"), str) and info["hash"].startswith("sha256="):
+            sha256 = info["hash"].removeprefix("sha256=")
+    return obj["url"], sha256

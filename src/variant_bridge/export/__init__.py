@@ -1,0 +1,240 @@
+"""Write a mixed conda + PyPI environment back as ``environment.yml`` or a pixi manifest.
+
+Three steps, each usable alone:
+
+1. :func:`prepare_export` reads the environment (:func:`~variant_bridge.detect.detect_environment`),
+   its ``conda-meta/history`` or lock channels, and where each variant wheel came from, and builds
+   an :class:`ExportModel` (pure data);
+2. :func:`render` prints the model as ``environment-yml`` or ``pixi-toml`` text, and
+   :func:`update_manifest_text` applies it to an existing pixi.toml / pyproject.toml text;
+3. :func:`write_export` / :func:`update_manifest` write files atomically (never a half-written
+   file; never an existing file without ``force``).
+
+>>> model = prepare_export(prefix="/opt/envs/gpu", find_links=["wheels/"])  # doctest: +SKIP
+>>> print(render(model, "environment-yml"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from variant_bridge.errors import DetectionError, ExportError, InvalidTarget
+from variant_bridge.export.model import (
+    ExportModel,
+    IndexOptions,
+    PipRequirement,
+    build_export,
+    requested_from_records,
+)
+
+__all__ = [
+    "FORMATS",
+    "ExportFormat",
+    "ExportModel",
+    "IndexOptions",
+    "PipRequirement",
+    "build_export",
+    "lock_channels",
+    "prepare_export",
+    "render",
+    "update_manifest",
+    "update_manifest_text",
+    "write_export",
+]
+
+ExportFormat = Literal["environment-yml", "pixi-toml"]
+FORMATS: tuple[ExportFormat, ...] = ("environment-yml", "pixi-toml")
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def lock_channels(lockfile: str | os.PathLike[str], environment: str | None) -> tuple[str, ...]:
+    """The channel URLs of a pixi.lock environment, highest priority first.
+
+    :raises DetectionError: the lock file cannot be read.
+    """
+    import rattler
+
+    try:
+        lock = rattler.LockFile.from_path(Path(lockfile))
+        env = lock.environment(environment or "default")
+        channels = env.channels() if env is not None else []
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # pyo3 panics derive from BaseException
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise DetectionError(f"{lockfile}: not a readable lock file: {first}") from e
+    return tuple(str(c) for c in channels)
+
+
+def _default_name(prefix: Path | None, lockfile: Path | None, environment: str | None) -> str:
+    if prefix is not None:
+        return prefix.resolve().name or "base"
+    assert lockfile is not None
+    project = lockfile.resolve().parent.name or "workspace"
+    return project if environment in (None, "default") else f"{project}-{environment}"
+
+
+def prepare_export(
+    *,
+    prefix: str | os.PathLike[str] | None = None,
+    lockfile: str | os.PathLike[str] | None = None,
+    environment: str | None = None,
+    platform: str | None = None,
+    targets: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+    name: str | None = None,
+    from_history: bool = False,
+    builds: bool = True,
+    host_requirements: bool = True,
+    allow_unpinned: bool = False,
+    find_links: Sequence[str] = (),
+    index_url: str | None = None,
+    extra_index_urls: Sequence[str] = (),
+    producer: str = "variant-bridge export",
+    cache_dir: Path | None = None,
+) -> ExportModel:
+    """Read an environment and build its export model.
+
+    :param prefix: a conda prefix; ``None`` with no *lockfile* means ``$CONDA_PREFIX``.
+    :param from_history: export only requested specs (``conda-meta/history``, else the
+        ``requested_specs`` rattler/pixi record per package); needs a prefix.
+    :param find_links: directories / pages to find the variant wheels' files in.
+    :raises InvalidTarget: conflicting options, or nothing to export.
+    :raises DetectionError: the prefix, a record, ``history`` or the lock file cannot be read.
+    :raises ExportError: a variant wheel cannot be pinned (unless *allow_unpinned*).
+    """
+    from variant_bridge.detect import detect_environment
+    from variant_bridge.export.history import read_history
+    from variant_bridge.export.origins import complete_locked, establish_origins
+
+    variables = os.environ if env is None else env
+    if prefix is None and lockfile is None:
+        prefix = variables.get("CONDA_PREFIX") or None
+        if prefix is None:
+            raise InvalidTarget(
+                "nothing to export: pass --prefix or --lockfile (or activate an environment)"
+            )
+    if from_history and lockfile is not None:
+        raise InvalidTarget(
+            "--from-history needs a prefix: a pixi.lock records no requested specs "
+            "(the pixi.toml that produced it has them)"
+        )
+    snapshot = detect_environment(
+        prefix=prefix,
+        lockfile=lockfile,
+        environment=environment,
+        platform=platform,
+        targets=tuple(targets),
+        env=variables,
+    )
+    requested: tuple[str, ...] | None = None
+    channel_order: tuple[str, ...] = ()
+    notes: list[str] = list(snapshot.notes)
+    if prefix is not None:
+        history = read_history(prefix)
+        if history is not None:
+            channel_order = history.channels()
+        if from_history:
+            requested = history.requested_specs() if history is not None else ()
+            if not requested:
+                requested = requested_from_records(snapshot.conda_packages)
+                if requested:
+                    notes.append(
+                        "conda-meta/history records no requests; used the requested specs "
+                        "rattler/pixi stored in conda-meta"
+                    )
+    else:
+        assert lockfile is not None
+        channel_order = lock_channels(lockfile, environment)
+        snapshot = complete_locked(snapshot, Path(lockfile).parent)
+    origins = establish_origins(
+        snapshot,
+        find_links=tuple(find_links),
+        index_urls=(*([index_url] if index_url else []), *extra_index_urls),
+        cache_dir=cache_dir,
+    )
+    return build_export(
+        snapshot,
+        name=name
+        or _default_name(
+            Path(prefix) if prefix is not None else None,
+            Path(lockfile) if lockfile is not None else None,
+            environment,
+        ),
+        origins=origins,
+        requested_specs=requested,
+        channel_order=channel_order,
+        builds=builds,
+        host_requirements=host_requirements,
+        allow_unpinned=allow_unpinned,
+        index_options=IndexOptions(index_url, tuple(extra_index_urls), tuple(find_links)),
+        producer=producer,
+        extra_notes=notes,
+    )
+
+
+def render(model: ExportModel, format: ExportFormat) -> str:
+    """The text of a new file in *format*."""
+    if format == "environment-yml":
+        from variant_bridge.export import environment_yml
+
+        return environment_yml.render(model)
+    if format == "pixi-toml":
+        from variant_bridge.export import pixi_toml
+
+        return pixi_toml.render(model)
+    raise ExportError(f"unknown export format {format!r}: expected one of {', '.join(FORMATS)}")
+
+
+def write_export(path: str | os.PathLike[str], text: str, *, force: bool = False) -> None:
+    """Write *text* to *path* atomically; an existing file only with *force*.
+
+    :raises ExportError: *path* exists and *force* is false, or it cannot be written (the old
+        file, if any, is left untouched).
+    """
+    from variant_bridge.atomic import write_atomic
+
+    try:
+        write_atomic(path, text, overwrite=force)
+    except FileExistsError as e:
+        raise ExportError(f"{os.fspath(path)!r} exists; pass --force to overwrite it") from e
+    except OSError as e:
+        raise ExportError(
+            f"cannot write {os.fspath(path)!r}: {e.strerror or e} (nothing was changed)"
+        ) from e
+
+
+def update_manifest_text(text: str, model: ExportModel, *, path: str) -> str:
+    """*text* of the pixi.toml or pyproject.toml at *path* with the export applied."""
+    from variant_bridge.export import pixi_toml
+
+    return pixi_toml.update(text, model, kind=pixi_toml.manifest_kind(path), path=path)
+
+
+def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> bool:
+    """Apply the export to an existing pixi.toml / pyproject.toml in place, atomically.
+
+    :returns: whether the file changed.
+    :raises ExportError: the file is missing, unreadable, not TOML, or cannot be written.
+    """
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise ExportError(
+            f"{str(target)!r} does not exist; --update edits an existing pixi.toml or "
+            "pyproject.toml (use -o to write a new one)"
+        ) from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExportError(f"cannot read {str(target)!r}: {e}") from e
+    updated = update_manifest_text(text, model, path=str(target))
+    if updated == text:
+        return False
+    write_export(target, updated, force=True)
+    return True

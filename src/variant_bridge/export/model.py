@@ -1,0 +1,653 @@
+"""What an export says, independent of the file format: :func:`build_export` turns an environment
+snapshot (plus its history and the origins of its variant wheels) into an :class:`ExportModel`;
+``environment_yml`` and ``pixi_toml`` only print it.
+
+Decisions (docs/share.md explains them to users):
+
+- conda packages: every record as ``name=version=build`` (``name=version`` without builds), or
+  only the user's requested specs (``--from-history``); the solved toolkit (``cuda-version``) is
+  always pinned to its ``major.minor``.
+- host requirements: the virtual-package specs the translator derives from the installed
+  variant wheels' properties (``__cuda >=12.8``, ``__cuda_arch >=9.0,<10``). A CPU requirement
+  whose conda form is a list of alternatives (``__archspec 1.* haswell`` OR ...) cannot be one
+  line of an environment.yml, which ANDs its lines: it becomes conda-forge's
+  ``_x86_64-microarch-level >=N`` when the channels are conda-forge's (or the package is
+  installed), otherwise a comment. Non-virtual specs the wheels imply (``cuda-version >=12.8,<13``)
+  are reported, not added: the toolkit is already pinned.
+- pip: variant wheels as direct references with ``#sha256=``; other distributions ``name==version``.
+- pixi: the platform declares the lowest driver (and GPU architecture, CPU level, glibc) that
+  satisfies both the wheels' host requirements and the pinned conda packages' own ``__*``
+  dependencies, so a colleague with a newer driver matches the platform too.
+
+Pure, apart from asking rattler whether a version satisfies a spec.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.environment import CondaRecord, Environment, PythonDistribution, VirtualPackage
+from variant_bridge.errors import ExportError
+from variant_bridge.export.history import spec_name
+from variant_bridge.export.origins import WheelOrigin, variant_label
+from variant_bridge.mappings import MappingTables, load_tables
+from variant_bridge.properties import VariantProperty
+
+__all__ = [
+    "BridgedView",
+    "CondaDependency",
+    "ExportModel",
+    "HostRequirement",
+    "IndexOptions",
+    "PipRequirement",
+    "PlatformDeclaration",
+    "build_export",
+    "normalize_channel",
+    "order_channels",
+    "requested_from_records",
+]
+
+_ANACONDA_ORG = re.compile(r"https?://conda\.anaconda\.org/(?P<name>[^/]+)/?")
+_DEFAULTS = ("defaults", "pkgs/main", "pkgs/r", "repo.anaconda.com")
+_LOWER_BOUND_RE = re.compile(r">=?\s*([0-9][0-9a-z.]*)")
+_PIXI_DEFAULT_GLIBC = "2.28"
+_CONDA_FORGE = "conda-forge"
+
+
+@dataclass(frozen=True, slots=True)
+class CondaDependency:
+    """One conda dependency line.
+
+    :param spec: the MatchSpec text for environment.yml (``python=3.12.7=h0_0``).
+    :param version: the version spec for pixi (``==3.12.7``, ``3.12.*``); ``None`` = any.
+    :param build: the build string (pattern) for pixi, or ``None``.
+    :param channel: the channel for pixi's ``channel = ...``, or ``None``.
+    :param comment: why this line is there, when it is not an installed record.
+    """
+
+    name: str
+    spec: str
+    version: str | None = None
+    build: str | None = None
+    channel: str | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostRequirement:
+    """A requirement on the machine implied by installed variant wheels.
+
+    :param spec: the conda form (``__cuda >=12.8``), or the comment text when not expressible.
+    :param rattler_spec: the form rattler and pixi match (a CEP 29 regex for ``__archspec``).
+    :param wheels: the wheels that imply it (``torch 2.9.0 [cu128]``).
+    :param expressible: whether conda can match :attr:`spec` as one dependency line.
+    """
+
+    spec: str
+    rattler_spec: str
+    wheels: tuple[str, ...]
+    expressible: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PipRequirement:
+    """One line of the ``pip:`` section / one ``[pypi-dependencies]`` entry."""
+
+    name: str
+    version: str
+    url: str | None = None
+    sha256: str | None = None
+    label: str | None = None
+    note: str | None = None
+
+    @property
+    def is_direct(self) -> bool:
+        return self.url is not None
+
+    def __str__(self) -> str:
+        if self.url is None:
+            return f"{self.name}=={self.version}"
+        fragment = f"#sha256={self.sha256}" if self.sha256 else ""
+        return f"{self.name} @ {self.url}{fragment}"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    """Where the PyPI packages come from, as given to ``export``."""
+
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+
+    def pip_lines(self) -> tuple[str, ...]:
+        """pip requirement-file option lines (``--index-url U``, ...)."""
+        lines = [f"--index-url {self.index_url}"] if self.index_url else []
+        lines += [f"--extra-index-url {url}" for url in self.extra_index_urls]
+        lines += [f"--find-links {location}" for location in self.find_links]
+        return tuple(lines)
+
+    def __bool__(self) -> bool:
+        return bool(self.index_url or self.extra_index_urls or self.find_links)
+
+
+@dataclass(frozen=True, slots=True)
+class BridgedView:
+    """The facts the variant wheels were chosen for, with their sources."""
+
+    platform: str
+    driver: VirtualPackage | None
+    toolkit: str | None
+    cuda_arch: VirtualPackage | None
+    archspec: VirtualPackage | None
+    glibc: VirtualPackage | None
+
+    def lines(self) -> tuple[str, ...]:
+        def show(label: str, vp: VirtualPackage | None, *, build: bool = False) -> str:
+            if vp is None:
+                return f"{label}: none"
+            text = f"{vp.name}={vp.version}" + (f"={vp.build}" if build else "")
+            return f"{label}: {text} ({vp.source})"
+
+        return (
+            show("driver", self.driver),
+            f"toolkit: {self.toolkit or 'none'}",
+            show("GPU architecture", self.cuda_arch),
+            show("CPU", self.archspec, build=True),
+            show("C library", self.glibc),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformDeclaration:
+    """The virtual packages a pixi rich platform declares (``None``: not declared)."""
+
+    subdir: str
+    cuda: str | None = None
+    cuda_arch: str | None = None
+    archspec: str | None = None
+    glibc: str | None = None
+
+    @property
+    def is_rich(self) -> bool:
+        return any((self.cuda, self.cuda_arch, self.archspec, self.glibc))
+
+
+@dataclass(frozen=True, slots=True)
+class ExportModel:
+    """Everything an exported file states, in output order."""
+
+    name: str
+    platform: str
+    origin: str
+    producer: str
+    channels: tuple[str, ...]
+    dependencies: tuple[CondaDependency, ...]
+    host_requirements: tuple[HostRequirement, ...]
+    pip: tuple[PipRequirement, ...]
+    index_options: IndexOptions
+    view: BridgedView
+    platform_declaration: PlatformDeclaration
+    activation_env: tuple[tuple[str, str], ...] = ()
+    implied_specs: tuple[str, ...] = ()
+    """Non-virtual specs the wheels imply (reported, not added)."""
+    from_history: bool = False
+    builds: bool = True
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def toolkit_dependency(self) -> CondaDependency | None:
+        for dep in self.dependencies:
+            if dep.comment is not None and dep.comment.startswith("the solved CUDA toolkit"):
+                return dep
+        return None
+
+
+# -- channels -------------------------------------------------------------------------------
+
+
+def normalize_channel(channel: str) -> str:
+    """``https://conda.anaconda.org/conda-forge/`` -> ``conda-forge``; other URLs lose a
+    trailing ``/``; names stay."""
+    text = channel.strip()
+    match = _ANACONDA_ORG.fullmatch(text)
+    if match is not None:
+        return match["name"]
+    return text.rstrip("/") if "://" in text else text
+
+
+def order_channels(
+    records: Iterable[CondaRecord], preferred: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """Channels in priority order: *preferred* (a lock file's list, the history's ``-c``)
+    first, then the records' other channels by how many packages they gave, then by name."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if record.channel:
+            channel = normalize_channel(record.channel)
+            counts[channel] = counts.get(channel, 0) + 1
+    ordered = list(dict.fromkeys(normalize_channel(c) for c in preferred if c.strip()))
+    rest = sorted((c for c in counts if c not in ordered), key=lambda c: (-counts[c], c))
+    return tuple(ordered + rest)
+
+
+# -- conda dependencies -----------------------------------------------------------------------
+
+
+def _major_minor(version: str) -> str:
+    parts = re.findall(r"[0-9]+", version)
+    return ".".join([*parts, "0"][:2]) if parts else version
+
+
+def _record_dependency(record: CondaRecord, *, builds: bool) -> CondaDependency:
+    # str(): a lock reader may hand over rattler's own version/build objects.
+    name, version, build = record.name, str(record.version), str(record.build)
+    if builds:
+        return CondaDependency(
+            name, f"{name}={version}={build}", version=f"=={version}", build=build
+        )
+    return CondaDependency(name, f"{name}={version}", version=f"=={version}")
+
+
+def _spec_dependency(spec: str) -> CondaDependency:
+    from rattler import MatchSpec
+
+    try:
+        match = MatchSpec(spec)
+    except Exception as e:
+        raise ExportError(f"requested spec {spec!r} is not a conda match spec: {e}") from e
+    name = spec_name(spec)
+    channel = match.channel.name if match.channel is not None else None
+    version = str(match.version) if match.version is not None else None
+    build = str(match.build) if match.build is not None else None
+    return CondaDependency(name, spec, version=version, build=build, channel=channel)
+
+
+def _toolkit_dependency(env: Environment) -> CondaDependency | None:
+    if env.toolkit is None:
+        return None
+    pin = _major_minor(env.toolkit.version)
+    return CondaDependency(
+        env.toolkit.package,
+        f"{env.toolkit.package}={pin}",
+        version=f"{pin}.*",
+        comment=f"the solved CUDA toolkit ({env.toolkit.source})",
+    )
+
+
+def _dependencies(
+    env: Environment, requested_specs: Sequence[str] | None, *, builds: bool
+) -> tuple[CondaDependency, ...]:
+    toolkit = _toolkit_dependency(env)
+    if requested_specs is None:
+        deps = [_record_dependency(r, builds=builds) for r in sorted(env.conda_packages, key=_key)]
+        if toolkit is not None:
+            deps = [
+                _with_comment(d, toolkit.comment) if d.name == toolkit.name else d for d in deps
+            ]
+            if not any(d.name == toolkit.name for d in deps):
+                deps.append(toolkit)
+        return tuple(deps)
+    deps = [_spec_dependency(s) for s in requested_specs]
+    if toolkit is not None:
+        # The explicit pin replaces whatever the user once asked for (`cuda-version >=12`).
+        deps = [d for d in deps if d.name != toolkit.name] + [toolkit]
+    return tuple(deps)
+
+
+def _with_comment(dep: CondaDependency, comment: str | None) -> CondaDependency:
+    return CondaDependency(dep.name, dep.spec, dep.version, dep.build, dep.channel, comment=comment)
+
+
+def _key(record: CondaRecord) -> str:
+    return record.name
+
+
+# -- host requirements ------------------------------------------------------------------------
+
+
+def _wheel_text(dist: PythonDistribution) -> str:
+    label = variant_label(dist)
+    return f"{dist.name} {dist.version}" + (f" [{label}]" if label else "")
+
+
+def _level_number(value: str) -> int | None:
+    digits = re.findall(r"[0-9]+", value)
+    return int(digits[-1]) if digits else None
+
+
+def _host_requirements(
+    env: Environment, channels: Sequence[str]
+) -> tuple[tuple[HostRequirement, ...], tuple[str, ...], tuple[str, ...]]:
+    """Host requirements, non-virtual implied specs, and notes (unmapped properties)."""
+    from variant_bridge.translate import to_conda_specs
+
+    tables = load_tables()
+    found: dict[str, HostRequirement] = {}
+    implied: dict[str, None] = {}
+    notes: list[str] = []
+    installed = {r.name for r in env.conda_packages}
+
+    def add(spec: str, rattler_spec: str, wheel: str, *, expressible: bool = True) -> None:
+        known = found.get(spec)
+        wheels = (*known.wheels, wheel) if known is not None else (wheel,)
+        found[spec] = HostRequirement(spec, rattler_spec, tuple(dict.fromkeys(wheels)), expressible)
+
+    for dist in env.python_packages:
+        if dist.variant is None or not dist.variant.properties:
+            continue
+        wheel = _wheel_text(dist)
+        translation = to_conda_specs(dist.variant.properties, tables=tables)
+        for prop, reason in translation.unmapped:
+            notes.append(f"{wheel}: {prop} has no conda counterpart ({reason})")
+        for cs in translation.conda_specs:
+            if cs.form == "any":
+                if cs.spec.startswith("__"):
+                    add(cs.spec, cs.spec, wheel)
+                else:
+                    implied.setdefault(cs.spec, None)
+                    conflict = _conflict(env, cs.spec)
+                    if conflict is not None:
+                        notes.append(
+                            f"{wheel} expects {cs.spec}, but the environment has {conflict}"
+                        )
+            elif cs.form == "rattler":
+                alternatives = [
+                    a.spec for a in translation.conda_specs if a.alternative_to == cs.spec
+                ]
+                conda_form = _cpu_conda_form(
+                    dist.variant.properties,
+                    cs.spec,
+                    translation.by_property,
+                    tables,
+                    channels=channels,
+                    installed=installed,
+                )
+                if len(alternatives) == 1:
+                    add(alternatives[0], cs.spec, wheel)
+                elif conda_form is not None:
+                    add(conda_form, cs.spec, wheel)
+                else:
+                    names = ", ".join(a.rsplit(" ", 1)[-1] for a in alternatives)
+                    add(
+                        f"{_first_word(cs.spec)} build one of: {names}",
+                        cs.spec,
+                        wheel,
+                        expressible=False,
+                    )
+    return tuple(found.values()), tuple(implied), tuple(notes)
+
+
+def _conflict(env: Environment, spec: str) -> str | None:
+    """The installed record that *spec* rejects (``cuda-version=12.6``), or ``None``."""
+    record = env.conda_package(spec_name(spec))
+    if record is None:
+        return None
+    from rattler import MatchSpec, PackageRecord
+    from rattler.package import BuildString
+
+    candidate = PackageRecord(
+        record.name,
+        str(record.version),
+        BuildString(str(record.build)),
+        record.build_number,
+        record.subdir or env.platform,
+    )
+    try:
+        matches = MatchSpec(spec).matches(candidate)
+    except Exception:  # a spec rattler cannot read is reported elsewhere, not judged here
+        return None
+    return None if matches else f"{record.name}={record.version}"
+
+
+def _first_word(spec: str) -> str:
+    return re.split(r"[\s\[]", spec, maxsplit=1)[0]
+
+
+def _cpu_conda_form(
+    properties: Sequence[VariantProperty],
+    rattler_spec: str,
+    by_property: Sequence[tuple[VariantProperty, tuple[str, ...]]],
+    tables: MappingTables,
+    *,
+    channels: Sequence[str],
+    installed: set[str],
+) -> str | None:
+    """``_x86_64-microarch-level >=N`` for a CPU generation requirement, where conda-forge's
+    metapackage can be had (a conda-forge channel, or already installed)."""
+    for prop, specs in by_property:
+        if prop not in properties or rattler_spec not in specs:
+            continue
+        cpu = tables.cpu(prop.namespace)
+        if cpu is None or cpu.metapackage is None or prop.feature != cpu.generation_feature:
+            continue
+        level = _level_number(prop.value)
+        reachable = cpu.metapackage in installed or any(
+            normalize_channel(c).rstrip("/").endswith(_CONDA_FORGE) for c in channels
+        )
+        if level is not None and reachable:
+            return f"{cpu.metapackage} >={level}"
+    return None
+
+
+# -- pip ---------------------------------------------------------------------------------------
+
+
+def _pip_requirements(
+    env: Environment, origins: Sequence[WheelOrigin], *, allow_unpinned: bool
+) -> tuple[tuple[PipRequirement, ...], tuple[str, ...]]:
+    by_name = {(canonicalize_name(o.name), o.version): o for o in origins}
+    lines: list[PipRequirement] = []
+    notes: list[str] = []
+    unpinned: list[str] = []
+    for dist in sorted(env.python_packages, key=lambda d: canonicalize_name(d.name)):
+        label = variant_label(dist)
+        if label is None:
+            lines.append(PipRequirement(dist.name, dist.version))
+            continue
+        origin = by_name.get((canonicalize_name(dist.name), dist.version))
+        if origin is None or origin.url is None:
+            why = origin.source if origin is not None else "its origin was not looked up"
+            unpinned.append(f"{_wheel_text(dist)}: {why}")
+            lines.append(
+                PipRequirement(
+                    dist.name, dist.version, label=label, note="variant wheel NOT pinned: " + why
+                )
+            )
+            continue
+        if origin.note:
+            notes.append(f"{_wheel_text(dist)}: {origin.note}")
+        lines.append(
+            PipRequirement(dist.name, dist.version, origin.url, origin.sha256, label, origin.note)
+        )
+    if unpinned and not allow_unpinned:
+        raise ExportError(
+            "cannot pin variant wheel"
+            + ("s " if len(unpinned) > 1 else " ")
+            + "; ".join(unpinned)
+            + " (pass --find-links/--index-url where it can be found, or --allow-unpinned to "
+            "export it as name==version)"
+        )
+    notes.extend(
+        f"{u.split(':', 1)[0]} is exported unpinned (name==version): an installer may pick "
+        "another variant"
+        for u in unpinned
+    )
+    return tuple(lines), tuple(notes)
+
+
+# -- pixi platform declaration ----------------------------------------------------------------
+
+
+def _satisfies(name: str, version: str, build: str, specs: Sequence[str], subdir: str) -> bool:
+    from rattler import MatchSpec, PackageRecord
+    from rattler.package import BuildString
+
+    record = PackageRecord(name, version, BuildString(build), 0, subdir)
+    return all(MatchSpec(spec).matches(record) for spec in specs)
+
+
+def _lowest(name: str, candidates: Iterable[str], specs: Sequence[str], subdir: str) -> str | None:
+    from rattler import Version
+
+    unique = {c for c in candidates if c and re.fullmatch(r"[0-9]+(\.[0-9]+)*", c)}
+    for version in sorted(unique, key=Version):
+        if _satisfies(name, version, "0", specs, subdir):
+            return version
+    return None
+
+
+def _platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> PlatformDeclaration:
+    """The lowest declared virtual packages that satisfy the wheels and the pinned records."""
+    depends = [s for r in env.conda_packages for s in r.depends if s.startswith("__")]
+    constrains = [s for r in env.conda_packages for s in r.constrains if s.startswith("__")]
+    wheel_specs = [h.rattler_spec for h in host]
+    every = depends + constrains + wheel_specs
+    subdir = env.platform
+
+    cuda_specs = [s for s in every if spec_name(s) == "__cuda"]
+    # Constrains alone never need a driver (they are vacuous without __cuda); a dependency, a
+    # wheel's requirement or a solved toolkit does.
+    needs_cuda = env.toolkit is not None or any(
+        spec_name(s) == "__cuda" for s in (*depends, *wheel_specs)
+    )
+    cuda: str | None = None
+    if needs_cuda:
+        candidates = [m for s in cuda_specs for m in _LOWER_BOUND_RE.findall(s)]
+        if env.toolkit is not None:
+            candidates.append(_major_minor(env.toolkit.version).split(".")[0])
+        if env.cuda is not None:
+            candidates.append(env.cuda.version)
+        cuda = _lowest("__cuda", candidates, cuda_specs, subdir)
+        if cuda is None and env.cuda is not None:
+            cuda = env.cuda.version
+
+    arch: str | None = None
+    arch_specs = [s for s in every if spec_name(s) == "__cuda_arch"]
+    if cuda is not None and arch_specs:
+        candidates = [m for s in arch_specs for m in _LOWER_BOUND_RE.findall(s)]
+        if env.cuda_arch is not None:
+            candidates.append(env.cuda_arch.version)
+        arch = _lowest("__cuda_arch", candidates, arch_specs, subdir)
+        if arch is None and env.cuda_arch is not None:
+            arch = env.cuda_arch.version
+
+    archspec: str | None = None
+    archspec_specs = [s for s in wheel_specs if spec_name(s) == "__archspec"]
+    if archspec_specs:
+        archspec = _lowest_archspec(env, archspec_specs)
+
+    glibc: str | None = None
+    glibc_specs = [s for s in every if spec_name(s) == "__glibc"]
+    if (
+        glibc_specs
+        and subdir.startswith("linux")
+        and not _satisfies("__glibc", _PIXI_DEFAULT_GLIBC, "0", glibc_specs, subdir)
+    ):
+        candidates = [m for s in glibc_specs for m in _LOWER_BOUND_RE.findall(s)]
+        glibc = _lowest("__glibc", candidates, glibc_specs, subdir)
+    return PlatformDeclaration(subdir, cuda, arch, archspec, glibc)
+
+
+def _lowest_archspec(env: Environment, specs: Sequence[str]) -> str | None:
+    """The lowest generic microarchitecture (``x86_64_v3``) every spec accepts, else the
+    detected one."""
+    generics: list[str] = []
+    for cpu in load_tables().cpus:
+        values = [cpu.base_value] + [f"v{n}" for n in range(2, 10)]
+        generics += [cpu.archspec_name(v) for v in values]
+    for name in generics:
+        if _satisfies("__archspec", "1", name, specs, env.platform):
+            return name
+    return env.archspec.build if env.archspec is not None else None
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+def _view(env: Environment) -> BridgedView:
+    return BridgedView(
+        platform=env.platform,
+        driver=env.cuda,
+        toolkit=str(env.toolkit) + f" ({env.toolkit.source})" if env.toolkit else None,
+        cuda_arch=env.cuda_arch,
+        archspec=env.archspec,
+        glibc=env.glibc,
+    )
+
+
+def _activation_env(env: Environment) -> tuple[tuple[str, str], ...]:
+    from variant_bridge.translate import supported_properties
+    from variant_bridge.uv_env import DRIVER_VARIABLE, SM_ARCH_VARIABLE, uv_settings
+
+    settings = uv_settings(env, supported_properties(env))
+    return tuple(
+        (name, value)
+        for name, value in settings.variables
+        if name in (DRIVER_VARIABLE, SM_ARCH_VARIABLE)
+    )
+
+
+def build_export(
+    env: Environment,
+    *,
+    name: str,
+    origins: Sequence[WheelOrigin] = (),
+    requested_specs: Sequence[str] | None = None,
+    channel_order: Sequence[str] = (),
+    builds: bool = True,
+    host_requirements: bool = True,
+    allow_unpinned: bool = False,
+    index_options: IndexOptions | None = None,
+    producer: str = "variant-bridge export",
+    extra_notes: Iterable[str] = (),
+) -> ExportModel:
+    """The export of *env*.
+
+    :param origins: where each variant wheel came from (:func:`establish_origins`).
+    :param requested_specs: ``None`` exports every record; a sequence exports only these
+        (``--from-history``).
+    :param channel_order: channels in priority order as far as known (a lock file, history).
+    :raises ExportError: a variant wheel has no established origin and *allow_unpinned* is
+        false; a requested spec does not parse.
+    """
+    channels = order_channels(env.conda_packages, channel_order)
+    dependencies = _dependencies(env, requested_specs, builds=builds)
+    host, implied, host_notes = _host_requirements(env, channels)
+    pip, pip_notes = _pip_requirements(env, origins, allow_unpinned=allow_unpinned)
+    declaration = _platform_declaration(env, host if host_requirements else ())
+    if not host_requirements:
+        host = ()
+    notes = [*host_notes, *pip_notes, *extra_notes]
+    if requested_specs is not None and not requested_specs:
+        notes.append("no requested specs were recorded: only the toolkit pin is exported")
+    return ExportModel(
+        name=name,
+        platform=env.platform,
+        origin=env.origin,
+        producer=producer,
+        channels=channels,
+        dependencies=dependencies,
+        host_requirements=host,
+        pip=pip,
+        index_options=index_options or IndexOptions(),
+        view=_view(env),
+        platform_declaration=declaration,
+        activation_env=_activation_env(env),
+        implied_specs=implied,
+        from_history=requested_specs is not None,
+        builds=builds,
+        notes=tuple(notes),
+    )
+
+
+def requested_from_records(records: Iterable[CondaRecord]) -> tuple[str, ...]:
+    """Requested specs that rattler/pixi recorded per record (used when history is empty)."""
+    specs: dict[str, None] = {}
+    for record in records:
+        for spec in record.requested_specs:
+            specs.setdefault(spec, None)
+    return tuple(specs)

@@ -1,0 +1,407 @@
+"""Where each installed variant wheel came from: the exact file to pin, with its sha256.
+
+In order of trust:
+
+1. a pixi.lock entry: the locked URL and hash;
+2. PEP 610 ``direct_url.json`` in the installed ``*.dist-info`` (``archive_info`` with its hash);
+   a ``file://`` URL is replaced by the same file found in ``--find-links``/``--index-url`` when
+   one is given, since a path on this machine means nothing to whoever receives the export;
+3. a lookup in ``--find-links``/``--index-url`` by name, version and variant label. A file found
+   there must be shown to be the installed one: its sha256 equals the one recorded at install
+   time, or, when none was recorded, the hashes in the wheel's own ``RECORD`` equal those in the
+   installed ``RECORD`` (``variant.json`` included, so another label of the same release never
+   passes).
+
+A wheel whose origin cannot be established gets ``url=None`` and the reason; the export refuses it
+unless ``--allow-unpinned``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from variant_bridge.environment import Environment, PythonDistribution
+from variant_bridge.errors import DetectionError, InvalidWheelFilename, SelectionError
+from variant_bridge.filenames import WheelFilename
+
+__all__ = [
+    "DirectUrl",
+    "WheelOrigin",
+    "complete_locked",
+    "establish_origin",
+    "establish_origins",
+    "is_variant_distribution",
+    "read_direct_url",
+    "variant_label",
+]
+
+# Files an installer writes or rewrites in a dist-info; their hashes say nothing about the wheel.
+_INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+
+
+@dataclass(frozen=True, slots=True)
+class WheelOrigin:
+    """The file a variant wheel was installed from, or why that is unknown.
+
+    :param url: the wheel's URL (``https://``, or ``file://`` for a local file); ``None`` when
+        the origin could not be established.
+    :param sha256: the wheel file's hex digest, when known.
+    :param source: how it was established (``direct_url.json``, ``pixi.lock``, the find-links
+        directory or index URL) or, with ``url=None``, why not.
+    :param note: a caveat worth printing (a local path, an unverified match).
+    """
+
+    name: str
+    version: str
+    label: str | None
+    url: str | None
+    sha256: str | None
+    source: str
+    note: str | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return self.url is not None
+
+
+@dataclass(frozen=True, slots=True)
+class DirectUrl:
+    """The parts of a PEP 610 ``direct_url.json`` the export uses."""
+
+    url: str
+    sha256: str | None
+    kind: str
+    """``archive``, ``dir`` or ``vcs``."""
+
+
+def _filename_label(location: str | None) -> str | None:
+    if not location:
+        return None
+    name = unquote(urlsplit(location).path.rsplit("/", 1)[-1])
+    if not name.endswith(".whl"):
+        return None
+    try:
+        return WheelFilename.parse(name).label
+    except InvalidWheelFilename:
+        return None
+
+
+def variant_label(dist: PythonDistribution) -> str | None:
+    """The variant label of *dist*: from its ``variant.json``, else from its wheel's filename."""
+    if dist.variant is not None:
+        return dist.variant.label
+    return _filename_label(dist.direct_url) or _filename_label(dist.location)
+
+
+def is_variant_distribution(dist: PythonDistribution) -> bool:
+    """Installed from a variant wheel (``variant.json``, or a labelled locked/direct filename)."""
+    return variant_label(dist) is not None
+
+
+def read_direct_url(dist_info: str | os.PathLike[str]) -> DirectUrl | None:
+    """Read ``direct_url.json`` of an installed distribution; ``None`` when there is none.
+
+    :raises DetectionError: the file exists but is not a PEP 610 document (naming it).
+    """
+    path = Path(dist_info) / "direct_url.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DetectionError(f"cannot read {str(path)!r}: {e}") from e
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DetectionError(f"corrupt {str(path)!r}: not JSON ({e.msg} at line {e.lineno})") from e
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        raise DetectionError(f"corrupt {str(path)!r}: expected an object with a string 'url'")
+    sha256: str | None = None
+    kind = "archive"
+    if isinstance(data.get("dir_info"), dict):
+        kind = "dir"
+    elif isinstance(data.get("vcs_info"), dict):
+        kind = "vcs"
+    archive = data.get("archive_info")
+    if isinstance(archive, dict):
+        hashes = archive.get("hashes")
+        if isinstance(hashes, dict) and isinstance(hashes.get("sha256"), str):
+            sha256 = hashes["sha256"].lower()
+        elif isinstance(archive.get("hash"), str) and archive["hash"].startswith("sha256="):
+            sha256 = archive["hash"].partition("=")[2].lower()
+    return DirectUrl(url=data["url"], sha256=sha256, kind=kind)
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _local_path(url: str) -> Path | None:
+    if not url.startswith("file:"):
+        return None
+    return Path(unquote(urlsplit(url).path))
+
+
+def _record_hashes(text: str) -> dict[str, str]:
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        path, _, rest = line.partition(",")
+        digest = rest.partition(",")[0]
+        if path and digest and path.rsplit("/", 1)[-1] not in _INSTALLER_FILES:
+            rows[path] = digest
+    return rows
+
+
+def _installed_record(dist_info: Path) -> dict[str, str] | None:
+    try:
+        return _record_hashes((dist_info / "RECORD").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _wheel_record(wheel: Path) -> dict[str, str] | None:
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            for name in zf.namelist():
+                parts = name.split("/")
+                if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "RECORD":
+                    return _record_hashes(zf.read(name).decode("utf-8"))
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, KeyError):
+        return None
+    return None
+
+
+def _records_agree(installed: dict[str, str], wheel: dict[str, str]) -> bool:
+    common = [path for path in installed if path in wheel]
+    return bool(common) and all(installed[path] == wheel[path] for path in common)
+
+
+def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Environment:
+    """*env* (read from a pixi.lock in *base_dir*) with relative wheel paths made absolute and the
+    variant of each local variant wheel read from the wheel's own ``variant.json``, so its host
+    requirements can be exported as they are for an installed one.
+
+    :raises InvalidMetadata: a local variant wheel's ``variant.json`` is malformed.
+    """
+    from dataclasses import replace
+
+    from variant_bridge.metadata_io import read_wheel_variant_metadata
+
+    packages = []
+    for dist in env.python_packages:
+        location = dist.location or ""
+        if not location or "://" in location or location.endswith(".dist-info"):
+            packages.append(dist)
+            continue
+        path = Path(location)
+        if not path.is_absolute():
+            path = Path(base_dir) / path
+        label = _filename_label(str(path))
+        variant = dist.variant
+        if variant is None and label is not None and path.is_file():
+            meta = read_wheel_variant_metadata(path)
+            variant = meta.variant(label) if meta is not None else None
+        packages.append(replace(dist, location=str(path), variant=variant))
+    return replace(env, python_packages=tuple(packages))
+
+
+def establish_origins(
+    env: Environment,
+    *,
+    find_links: Sequence[str | os.PathLike[str]] = (),
+    index_urls: Sequence[str] = (),
+    cache_dir: Path | None = None,
+) -> tuple[WheelOrigin, ...]:
+    """The origin of every variant wheel in *env*, in the order of ``env.python_packages``.
+
+    :raises IndexError_: a given find-links directory or index cannot be read.
+    :raises DetectionError: a ``direct_url.json`` is corrupt.
+    """
+    python = env.python or _running_python()
+    return tuple(
+        establish_origin(
+            dist,
+            find_links=find_links,
+            index_urls=index_urls,
+            python_version=python,
+            cache_dir=cache_dir,
+        )
+        for dist in env.python_packages
+        if is_variant_distribution(dist)
+    )
+
+
+def _running_python() -> str:
+    import sys
+
+    return ".".join(str(part) for part in sys.version_info[:3])
+
+
+def establish_origin(
+    dist: PythonDistribution,
+    *,
+    find_links: Sequence[str | os.PathLike[str]] = (),
+    index_urls: Sequence[str] = (),
+    python_version: str | None = None,
+    cache_dir: Path | None = None,
+) -> WheelOrigin:
+    """The origin of one installed or locked variant wheel (see the module docstring)."""
+    label = variant_label(dist)
+
+    def origin(
+        url: str | None, sha256: str | None, source: str, note: str | None = None
+    ) -> WheelOrigin:
+        return WheelOrigin(dist.name, dist.version, label, url, sha256, source, note)
+
+    location = dist.location or ""
+    installed = location.rstrip("/\\").endswith(".dist-info")
+    if location and not installed:
+        # A locked entry: pixi.lock names the exact file (URL or path) and its hash.
+        url, _, fragment = location.partition("#")
+        sha256 = dist.sha256 or (
+            fragment[len("sha256=") :] if fragment.startswith("sha256=") else None
+        )
+        if "://" not in url:
+            # pixi.lock keeps local wheels as paths; a direct reference needs a URL.
+            path = Path(url)
+            if sha256 is None and path.is_file():
+                sha256 = _file_sha256(path)
+            url = path.absolute().as_uri()
+        return origin(url, sha256, "pixi.lock")
+    dist_info = Path(location) if installed else None
+    direct = read_direct_url(dist_info) if dist_info is not None else None
+    if direct is None and dist.direct_url:
+        direct = DirectUrl(dist.direct_url, dist.sha256, "archive")
+
+    expected = direct.sha256 if direct is not None and direct.kind == "archive" else dist.sha256
+    searched = bool(find_links or index_urls)
+    if direct is not None and direct.kind == "archive":
+        local = _local_path(direct.url)
+        if local is None:
+            return origin(direct.url, expected, "direct_url.json")
+        if expected is None and local.is_file():
+            expected = _file_sha256(local)
+        if searched:
+            found = _lookup(
+                dist,
+                label,
+                expected=expected,
+                dist_info=dist_info,
+                find_links=find_links,
+                index_urls=index_urls,
+                python_version=python_version,
+                cache_dir=cache_dir,
+            )
+            if found is not None:
+                return found
+        return origin(
+            direct.url,
+            expected,
+            "direct_url.json",
+            note="a file on this machine; pass --find-links/--index-url to pin a shareable URL",
+        )
+
+    if searched:
+        found = _lookup(
+            dist,
+            label,
+            expected=expected,
+            dist_info=dist_info,
+            find_links=find_links,
+            index_urls=index_urls,
+            python_version=python_version,
+            cache_dir=cache_dir,
+        )
+        if found is not None:
+            return found
+        where = ", ".join([str(d) for d in find_links] + list(index_urls))
+        return origin(
+            None,
+            None,
+            f"no wheel with label {label!r} that matches the installed files was found in {where}",
+        )
+    why = (
+        "no direct_url.json" if direct is None else f"installed from a {direct.kind} ({direct.url})"
+    )
+    return origin(None, None, f"{why} and no --find-links/--index-url to look it up in")
+
+
+def _lookup(
+    dist: PythonDistribution,
+    label: str | None,
+    *,
+    expected: str | None,
+    dist_info: Path | None,
+    find_links: Sequence[str | os.PathLike[str]],
+    index_urls: Sequence[str],
+    python_version: str | None,
+    cache_dir: Path | None,
+) -> WheelOrigin | None:
+    from variant_bridge.indexes import download, find_candidates
+
+    try:
+        files = find_candidates(
+            dist.name,
+            find_links=find_links,
+            index_urls=index_urls,
+            version=f"=={dist.version}",
+            python_version=python_version or _running_python(),
+            cache_dir=cache_dir,
+        )
+    except SelectionError:
+        return None
+    installed = _installed_record(dist_info) if dist_info is not None else None
+    unverified: list[tuple[str, str | None, str]] = []
+    with tempfile.TemporaryDirectory(prefix="vb-origin-") as scratch:
+        for candidate in files.candidates:
+            if candidate.label != label:
+                continue
+            url, sha256 = candidate.url, candidate.sha256
+            if expected is not None and sha256 is not None:
+                if sha256.lower() == expected:
+                    return WheelOrigin(
+                        dist.name, dist.version, label, url, sha256, candidate.source
+                    )
+                continue
+            local = _local_path(url)
+            path = local if local is not None else download(candidate, cache_dir or Path(scratch))
+            actual = _file_sha256(path)
+            if expected is not None:
+                if actual == expected:
+                    return WheelOrigin(
+                        dist.name, dist.version, label, url, actual, candidate.source
+                    )
+                continue
+            record = _wheel_record(path)
+            if installed is not None and record is not None:
+                if _records_agree(installed, record):
+                    return WheelOrigin(
+                        dist.name, dist.version, label, url, actual, candidate.source
+                    )
+                continue
+            unverified.append((url, actual, candidate.source))
+    if len(unverified) == 1:
+        url, sha256, source = unverified[0]
+        return WheelOrigin(
+            dist.name,
+            dist.version,
+            label,
+            url,
+            sha256,
+            source,
+            note="matched by name, version and label only (no installed hash or RECORD to compare)",
+        )
+    return None

@@ -1,0 +1,199 @@
+"""Fetching index pages and files over ``file://`` and ``http(s)://``, with sha256 checks.
+
+Everything goes through :mod:`urllib.request` (which honours the usual ``*_proxy`` variables), so
+errors come back as one line naming the URL and the reason ("connection refused", "HTTP 404 Not
+Found"). Downloads land in a temporary file next to their destination and are renamed into place
+only after the hash matched, so an interrupted or refused download never leaves a partial file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import socket
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from variant_bridge import __version__
+from variant_bridge.errors import IndexError_, InstallError
+from variant_bridge.indexes.candidates import Candidate
+
+__all__ = [
+    "Response",
+    "download",
+    "fetch",
+    "file_sha256",
+    "split_hash_fragment",
+    "url_to_path",
+]
+
+TIMEOUT_S = 60.0
+_CHUNK = 1 << 16
+_USER_AGENT = f"variant-bridge/{__version__}"
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A fetched document: its body, content type and the URL it came from after redirects."""
+
+    url: str
+    body: bytes
+    content_type: str
+    charset: str | None = None
+    status: int = 200
+
+
+def split_hash_fragment(url: str) -> tuple[str, str | None]:
+    """Split ``URL#sha256=HEX`` into the URL without fragment and the sha256 (``None`` if absent).
+
+    >>> split_hash_fragment("https://x/f.whl#sha256=ABC")
+    ('https://x/f.whl', 'abc')
+    """
+    base, _, fragment = url.partition("#")
+    algorithm, _, value = fragment.partition("=")
+    if algorithm.lower() == "sha256" and value:
+        return base, value.lower()
+    return base, None
+
+
+def url_to_path(url: str) -> Path:
+    """The local path of a ``file://`` URL."""
+    parsed = urllib.parse.urlsplit(url)
+    return Path(urllib.request.url2pathname(parsed.path))
+
+
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _reason(error: BaseException) -> str:
+    """A short reason in words for a failed fetch."""
+    if isinstance(error, urllib.error.HTTPError):
+        return f"HTTP {error.code} {error.reason}".rstrip()
+    if isinstance(error, urllib.error.URLError):
+        if not isinstance(error.reason, BaseException):
+            return str(error.reason)
+        error = error.reason
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, (TimeoutError, socket.timeout)):
+        return "timed out"
+    if isinstance(error, socket.gaierror):
+        return f"cannot resolve host ({error.strerror})"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror[:1].lower() + error.strerror[1:]
+    return str(error) or type(error).__name__
+
+
+def _open(url: str, *, accept: str | None) -> IO[bytes]:
+    headers = {"User-Agent": _USER_AGENT}
+    if accept:
+        headers["Accept"] = accept
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        response: IO[bytes] = urllib.request.urlopen(request, timeout=TIMEOUT_S)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        if isinstance(e, urllib.error.HTTPError):
+            e.close()  # it holds the open response (and its socket)
+        raise IndexError_(f"cannot fetch {url}: {_reason(e)}") from e
+    return response
+
+
+def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) -> Response | None:
+    """Fetch a (small) document.
+
+    :param accept: the ``Accept`` header to send (content negotiation, PEP 691).
+    :param not_found_ok: return ``None`` on HTTP 404 (or a missing local file) instead of raising.
+    :raises IndexError_: naming the URL and the reason, e.g. ``connection refused``.
+    """
+    try:
+        response = _open(url, accept=accept)
+    except IndexError_ as e:
+        cause = e.__cause__
+        missing = (isinstance(cause, urllib.error.HTTPError) and cause.code == 404) or (
+            isinstance(cause, urllib.error.URLError) and isinstance(cause.reason, FileNotFoundError)
+        )
+        if not_found_ok and missing:
+            return None
+        raise
+    with response:
+        try:
+            body = response.read()
+        except OSError as e:
+            raise IndexError_(f"cannot read {url}: {_reason(e)}") from e
+        headers = getattr(response, "headers", None)
+        content_type = headers.get_content_type() if headers is not None else ""
+        charset = headers.get_content_charset() if headers is not None else None
+        final_url = getattr(response, "url", url) or url
+        status = getattr(response, "status", 200) or 200
+    return Response(final_url, body, content_type, charset, status)
+
+
+def _open_source(url: str) -> IO[bytes]:
+    if url.startswith("file:"):
+        path = url_to_path(url)
+        try:
+            return open(path, "rb")  # the caller closes it
+        except OSError as e:
+            raise IndexError_(f"cannot read {path}: {_reason(e)}") from e
+    return _open(url, accept=None)
+
+
+def _copy_hashing(source: IO[bytes], target: IO[bytes]) -> str:
+    digest = hashlib.sha256()
+    while chunk := source.read(_CHUNK):
+        digest.update(chunk)
+        target.write(chunk)
+    return digest.hexdigest()
+
+
+def download(candidate: Candidate, dest_dir: Path) -> Path:
+    """Download (or copy) *candidate* into *dest_dir* and check its sha256 when one is known.
+
+    The file is written to a temporary name in *dest_dir* and renamed to its wheel filename only
+    once the hash matched. When *dest_dir* already holds the file with the expected hash, it is
+    reused without fetching.
+
+    :returns: the path of the downloaded wheel, ``dest_dir / candidate.name``.
+    :raises InstallError: the content does not match the advertised sha256 (naming the file, the
+        expected and the actual hash); nothing is left in *dest_dir*.
+    :raises IndexError_: the file cannot be fetched (naming the URL and the reason).
+    """
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    target = dest_dir / candidate.name
+    expected = candidate.sha256.lower() if candidate.sha256 else None
+    if expected is not None and target.is_file() and file_sha256(target) == expected:
+        return target
+    url = candidate.url
+    source = _open_source(url)
+    with source:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{candidate.name}.", suffix=".part", dir=dest_dir)
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                try:
+                    actual = _copy_hashing(source, out)
+                except OSError as e:
+                    raise IndexError_(f"cannot download {url}: {_reason(e)}") from e
+            if expected is not None and actual != expected:
+                raise InstallError(
+                    f"hash mismatch for {candidate.name} from {url}: expected sha256 {expected}, "
+                    f"got {actual}"
+                )
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            raise
+    return target

@@ -1,0 +1,115 @@
+"""Listing ``--find-links`` locations: local directories (or ``file://`` URLs) and HTML pages.
+
+A directory lists its files flat, many projects side by side. Wheels carry no index attributes
+there, so their ``Requires-Python`` is read from the ``METADATA`` inside the zip (the central
+directory only, cheap even for big wheels): a find-links directory and an index serving the same
+files then skip the same wheels.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from email.parser import BytesHeaderParser
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.errors import IndexError_
+from variant_bridge.indexes.candidates import IndexFile
+from variant_bridge.indexes.download import fetch, url_to_path
+from variant_bridge.indexes.simple import parse_links_page
+
+__all__ = ["list_find_links", "location_name", "wheel_requires_python"]
+
+
+def location_name(location: str | os.PathLike[str]) -> str:
+    """How a find-links location is named in messages: an absolute path or the URL."""
+    text = os.fspath(location)
+    if text.startswith(("http://", "https://")):
+        return text
+    if text.startswith("file:"):
+        return str(url_to_path(text))
+    return str(Path(text).expanduser().absolute())
+
+
+def wheel_requires_python(path: Path) -> str | None:
+    """``Requires-Python`` from a wheel's ``*.dist-info/METADATA``; ``None`` when absent.
+
+    :raises ValueError: the file is not a readable wheel zip or has no ``METADATA``.
+    """
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [
+                n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+            ]
+            if not names:
+                raise ValueError("no *.dist-info/METADATA inside")
+            headers = BytesHeaderParser().parsebytes(zf.read(names[0]))
+    except (zipfile.BadZipFile, OSError, KeyError) as e:
+        raise ValueError(f"not a readable wheel ({e})") from e
+    value = headers.get("Requires-Python")
+    text = str(value).strip() if value is not None else ""
+    return text or None
+
+
+def _wheel_project(filename: str) -> str:
+    return canonicalize_name(filename.split("-", 1)[0])
+
+
+def _list_directory(directory: Path, source: str, project: str | None) -> list[IndexFile]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except FileNotFoundError:
+        raise IndexError_(f"find-links directory {source!r} does not exist") from None
+    except NotADirectoryError:
+        raise IndexError_(f"find-links location {source!r} is not a directory") from None
+    except OSError as e:
+        raise IndexError_(f"cannot list find-links directory {source!r}: {e.strerror}") from e
+    files: list[IndexFile] = []
+    for entry in entries:
+        if not entry.is_file() or entry.name.startswith("."):
+            continue
+        path = Path(entry.path).absolute()
+        requires_python: str | None = None
+        problem: str | None = None
+        if entry.name.endswith(".whl") and (
+            project is None or _wheel_project(entry.name) == project
+        ):
+            try:
+                requires_python = wheel_requires_python(path)
+            except ValueError as e:
+                problem = str(e)
+        files.append(
+            IndexFile(
+                filename=entry.name,
+                url=path.as_uri(),
+                source=source,
+                requires_python=requires_python,
+                size=entry.stat().st_size,
+                path=path,
+                flat=True,
+                problem=problem,
+            )
+        )
+    return files
+
+
+def list_find_links(
+    location: str | os.PathLike[str], *, project: str | None = None
+) -> list[IndexFile]:
+    """Every file a find-links location offers (all projects; the caller filters).
+
+    :param location: a directory path, a ``file://`` URL of one, or an ``http(s)://`` URL of an
+        HTML page of links.
+    :param project: read ``Requires-Python`` only from this project's wheels (a big directory
+        of other projects' wheels is then not opened); ``None``: from every wheel.
+    :raises IndexError_: the directory does not exist or the page cannot be fetched.
+    """
+    text = os.fspath(location)
+    source = location_name(location)
+    if text.startswith(("http://", "https://")):
+        response = fetch(text)
+        assert response is not None  # fetch only returns None when not_found_ok
+        return parse_links_page(response, source=source)
+    return _list_directory(Path(source), source, canonicalize_name(project) if project else None)

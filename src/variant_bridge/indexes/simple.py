@@ -1,0 +1,135 @@
+"""Reading PEP 503 (HTML) and PEP 691 (JSON) simple index pages.
+
+We ask for JSON first and HTML second (content negotiation on ``Accept``) and parse whichever the
+server answers with pypi-simple's page models; requests go through :mod:`urllib` (see
+:mod:`variant_bridge.indexes.download`). A 404 on a project page means "this index has no such
+project", not an error, as pip and uv treat it.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.errors import IndexError_
+from variant_bridge.indexes.candidates import IndexFile
+from variant_bridge.indexes.download import Response, fetch, url_to_path
+
+__all__ = [
+    "ACCEPT",
+    "JSON_CONTENT_TYPE",
+    "list_project_files",
+    "parse_links_page",
+    "parse_project_page",
+    "project_url",
+]
+
+JSON_CONTENT_TYPE = "application/vnd.pypi.simple.v1+json"
+HTML_CONTENT_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
+ACCEPT = f"{JSON_CONTENT_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+"""JSON preferred, HTML accepted: what we send as ``Accept``."""
+
+
+def project_url(index_url: str, project: str) -> str:
+    """The project page of *project* under *index_url* (normalised name, trailing slash)."""
+    return f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
+
+
+def _to_index_file(package: Any, *, source: str, flat: bool) -> IndexFile:
+    """Convert a pypi-simple ``DistributionPackage`` to our :class:`IndexFile`."""
+    digests: dict[str, str] = package.digests or {}
+    sha256 = digests.get("sha256")
+    yanked: str | bool | None = None
+    if package.is_yanked:
+        yanked = package.yanked_reason or True
+    return IndexFile(
+        filename=package.filename,
+        url=package.url,
+        source=source,
+        sha256=sha256.lower() if sha256 else None,
+        requires_python=package.requires_python or None,
+        yanked=yanked,
+        size=package.size,
+        flat=flat,
+    )
+
+
+def parse_project_page(
+    response: Response, project: str, *, source: str, flat: bool = False
+) -> list[IndexFile]:
+    """Parse a project page in whichever form the server sent (JSON or HTML).
+
+    :raises IndexError_: the page is neither form, or does not parse.
+    """
+    from pypi_simple import ProjectPage
+
+    url = response.url
+    try:
+        # Beautiful Soup and pypi-simple warn about odd markup / newer minor API versions;
+        # neither should stop an install.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if response.content_type == JSON_CONTENT_TYPE:
+                page = ProjectPage.from_json_data(json.loads(response.body), base_url=url)
+            elif response.content_type in HTML_CONTENT_TYPES or (
+                url.startswith("file:") and response.content_type in ("", "text/plain")
+            ):
+                page = ProjectPage.from_html(
+                    project, response.body, base_url=url, from_encoding=response.charset
+                )
+            else:
+                raise IndexError_(
+                    f"unsupported content type {response.content_type!r} from {url}: expected "
+                    f"{JSON_CONTENT_TYPE} or text/html"
+                )
+    except IndexError_:
+        raise
+    except Exception as e:  # json, pydantic and pypi-simple errors all mean "bad page"
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise IndexError_(f"invalid simple index page {url}: {reason}") from e
+    return [_to_index_file(p, source=source, flat=flat) for p in page.packages]
+
+
+def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
+    """Parse a flat HTML page of links (a ``--find-links`` URL): every link is a file."""
+    from pypi_simple import DistributionPackage
+    from pypi_simple.html import RepositoryPage
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            page = RepositoryPage.from_html(
+                response.body, base_url=response.url, from_encoding=response.charset
+            )
+    except Exception as e:
+        raise IndexError_(f"invalid find-links page {response.url}: {e}") from e
+    return [
+        _to_index_file(DistributionPackage.from_link(link), source=source, flat=True)
+        for link in page.links
+        if link.text and not link.url.endswith("/")
+    ]
+
+
+def list_project_files(index_url: str, project: str) -> list[IndexFile] | None:
+    """The files an index lists for *project*; ``None`` when the index has no such project.
+
+    A ``file://`` index is read from ``{project}/index.html``, as pip does.
+
+    :raises IndexError_: the index cannot be reached or answers with an error or a bad page.
+    """
+    url = project_url(index_url, project)
+    if url.startswith("file:"):
+        directory = url_to_path(url)
+        if directory.is_dir():
+            url = urljoin(url, "index.html")
+        elif not Path(directory).exists():
+            return None
+    response = fetch(url, accept=ACCEPT, not_found_ok=True)
+    if response is None:
+        return None
+    return parse_project_page(response, project, source=index_url)

@@ -1,0 +1,229 @@
+"""Hand the chosen wheels to uv or pip, exactly those files, hash-checked first.
+
+Every chosen wheel is downloaded (or copied from find-links) and checked against the sha256 the
+index advertised *before* the installer runs, so a mismatch installs nothing. The installer gets
+the local files plus the same indexes, to resolve the remaining dependencies.
+
+pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
+is staged under its non-variant name: the bytes are identical (``variant.json`` stays inside,
+which is how an installed variant is recognised later). Afterwards PEP 610 ``direct_url.json``
+is pointed at the file's real origin instead of the staging copy, so ``export`` can pin it.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.choose import PackageChoice
+from variant_bridge.errors import InstallError
+from variant_bridge.indexes import Candidate
+from variant_bridge.indexes.download import download, file_sha256
+from variant_bridge.target_python import TargetPython
+
+__all__ = [
+    "INSTALLERS",
+    "InstallPlan",
+    "InstallResult",
+    "Installer",
+    "find_uv",
+    "install",
+    "plan_install",
+]
+
+Installer = Literal["uv", "pip"]
+INSTALLERS: tuple[Installer, ...] = ("uv", "pip")
+
+
+def find_uv() -> str | None:
+    """The uv executable: on PATH, or the one the ``uv`` Python package ships."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        return str(find_uv_bin())
+    except FileNotFoundError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class InstallPlan:
+    """What will run: the installer, the interpreter, and the exact files."""
+
+    installer: Installer
+    python: TargetPython
+    candidates: tuple[Candidate, ...]
+    find_links: tuple[str, ...] = ()
+    index_urls: tuple[str, ...] = ()
+
+    def command(self, wheels: Sequence[Path], *, dry_run: bool = False) -> list[str]:
+        """The installer command line for the staged *wheels*."""
+        assert self.python.executable is not None  # plan_install() guarantees it
+        sources: list[str] = []
+        for location in self.find_links:
+            sources += ["--find-links", location]
+        if self.index_urls:
+            sources += ["--index-url", self.index_urls[0]]
+            for url in self.index_urls[1:]:
+                sources += ["--extra-index-url", url]
+        else:
+            sources.append("--no-index")
+        if self.installer == "uv":
+            uv = find_uv()
+            assert uv is not None  # plan_install() guarantees it
+            head = [uv, "pip", "install", "--python", self.python.executable]
+        else:
+            head = [self.python.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+        tail = ["--dry-run"] if dry_run else []
+        return [*head, *[str(w) for w in wheels], *sources, *tail]
+
+
+def plan_install(
+    choices: Sequence[PackageChoice],
+    *,
+    python: TargetPython,
+    installer: Installer | None = None,
+    find_links: Sequence[str | os.PathLike[str]] = (),
+    index_urls: Sequence[str] = (),
+) -> InstallPlan:
+    """Check that everything needed to install is there; nothing runs yet.
+
+    :raises InstallError: a package has no compatible wheel (every rejection listed), there is no
+        interpreter to install into, or the requested installer is missing.
+    """
+    missing = [c for c in choices if c.selected is None]
+    if missing:
+        raise InstallError("; ".join(c.failure() for c in missing))
+    if python.executable is None:
+        raise InstallError(
+            f"no interpreter to install into (target is {python}): pass --python PATH or --prefix"
+        )
+    if installer is None:
+        installer = "uv" if find_uv() is not None else "pip"
+    elif installer == "uv" and find_uv() is None:
+        raise InstallError("--installer uv: uv is not installed (pip install uv, or use pip)")
+    return InstallPlan(
+        installer,
+        python,
+        tuple(c.selected for c in choices if c.selected is not None),
+        tuple(os.fspath(f) for f in find_links),
+        tuple(index_urls),
+    )
+
+
+def _stage(candidate: Candidate, downloads: Path, staging: Path) -> Path:
+    path = download(candidate, downloads)
+    staged = staging / candidate.filename.base
+    shutil.copyfile(path, staged)
+    return staged
+
+
+def _site_packages(python: str) -> list[Path]:
+    code = (
+        "import json, sysconfig; "
+        "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
+    )
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout
+    return [Path(p) for p in dict.fromkeys(json.loads(out))]
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest}"
+
+
+def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: str) -> None:
+    """Point the installed ``direct_url.json`` at the wheel's real URL (PEP 610), fix RECORD."""
+    name = canonicalize_name(candidate.filename.name).replace("-", "_")
+    stem = f"{name}-{candidate.filename.version}"
+    for root in site_packages:
+        dist_info = next(
+            (p for p in root.glob("*.dist-info") if p.name.lower() == f"{stem}.dist-info".lower()),
+            None,
+        )
+        if dist_info is None:
+            continue
+        data = (
+            json.dumps(
+                {
+                    "url": candidate.url,
+                    "archive_info": {"hashes": {"sha256": sha256}, "hash": f"sha256={sha256}"},
+                },
+                indent=2,
+            ).encode()
+            + b"\n"
+        )
+        (dist_info / "direct_url.json").write_bytes(data)
+        record = dist_info / "RECORD"
+        if record.is_file():
+            rows = list(csv.reader(io.StringIO(record.read_text(encoding="utf-8"))))
+            relative = f"{dist_info.name}/direct_url.json"
+            rows = [r for r in rows if r and r[0] != relative]
+            rows.append([relative, _record_hash(data), str(len(data))])
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerows(rows)
+            record.write_text(out.getvalue(), encoding="utf-8")
+        return
+
+
+@dataclass(frozen=True, slots=True)
+class InstallResult:
+    plan: InstallPlan
+    command: tuple[str, ...]
+    returncode: int
+    output: str
+    hashes: tuple[tuple[str, str], ...]
+    """``(filename, sha256)`` of every staged wheel, as checked."""
+
+
+def install(
+    plan: InstallPlan, *, dry_run: bool = False, cache_dir: Path | None = None
+) -> InstallResult:
+    """Download and hash-check every wheel of *plan*, then run the installer once.
+
+    :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
+    :raises IndexError_: a wheel cannot be fetched (nothing installed).
+    """
+    with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
+        downloads = cache_dir if cache_dir is not None else Path(work) / "downloads"
+        staging = Path(work) / "staging"
+        staging.mkdir()
+        wheels = [_stage(c, downloads, staging) for c in plan.candidates]
+        hashes = tuple(
+            (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
+        )
+        command = plan.command(wheels, dry_run=dry_run)
+        env = dict(os.environ)
+        if plan.installer == "pip":
+            env.setdefault("PIP_NO_INPUT", "1")
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        except OSError as e:
+            raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e
+        output = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            last = output.splitlines()[-1] if output else f"exit status {proc.returncode}"
+            raise InstallError(f"{plan.installer} failed (exit {proc.returncode}): {last}")
+        if not dry_run:
+            assert plan.python.executable is not None
+            roots = _site_packages(plan.python.executable)
+            for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
+                _record_origin(roots, candidate, sha)
+    return InstallResult(plan, tuple(command), proc.returncode, output, hashes)

@@ -1,0 +1,359 @@
+"""Reading a real conda prefix (variant_bridge.detect.prefix, through detect_environment)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.worlds.channel import Channel
+from tests.worlds.prefix import (
+    HOST_VIRTUAL_PACKAGES,
+    add_dist_info,
+    conda_python_package,
+    install_prefix,
+    site_packages,
+    solve,
+    variant_json,
+)
+from variant_bridge.detect import detect_environment
+from variant_bridge.detect.machine import host_platform
+from variant_bridge.detect.prefix import read_prefix
+from variant_bridge.environment import Environment, Source, Toolkit
+from variant_bridge.errors import DetectionError, InvalidMetadata, InvalidTarget
+from variant_bridge.properties import VariantProperty
+
+SPECS = ("libcublas", "cuda-version 12.6.*", "python", "condalib")
+WHEEL_URL = "https://example.org/wheels/tinyvar-0.1.0-py3-none-any-cu128.whl"
+WHEEL_SHA = "ab" * 32
+
+
+@dataclass(frozen=True)
+class PrefixWorld:
+    prefix: Path
+    records: list[Any]
+
+
+@pytest.fixture(scope="module")
+def world(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> PrefixWorld:
+    """libcublas 12.6 + python + a conda-installed Python package, then pip/uv installs."""
+    root = tmp_path_factory.mktemp("prefix-world")
+    extra = Channel(root / "extra").add([conda_python_package("condalib", "1.0")])
+    records = solve([cuda_channel, extra], SPECS, [*HOST_VIRTUAL_PACKAGES, "__cuda=12.8"])
+    prefix = install_prefix(records, root / "env", root / "pkgs", SPECS)
+    site = site_packages(prefix)
+    add_dist_info(
+        site, "requests", "2.32.3", requires=["idna<4,>=2.5", "urllib3<3,>=1.21.1"], installer="pip"
+    )
+    add_dist_info(
+        site,
+        "tinyvar",
+        "0.1.0",
+        variant=variant_json("cu128", {"nvidia": {"cuda_version_lower_bound": ["12.8"]}}),
+        direct_url={"url": WHEEL_URL, "archive_info": {"hashes": {"sha256": WHEEL_SHA}}},
+    )
+    # A directory pip left behind mid-install: no METADATA.
+    (site / "broken-1.0.dist-info").mkdir()
+    # pip's temporary rename of a package being uninstalled.
+    (site / "~ld-1.0.dist-info").mkdir()
+    return PrefixWorld(prefix, records)
+
+
+@pytest.fixture(scope="module")
+def detected(world: PrefixWorld) -> Environment:
+    return detect_environment(prefix=world.prefix, env={})
+
+
+def test_conda_records_are_read(detected: Environment, world: PrefixWorld) -> None:
+    assert [str(r) for r in detected.conda_packages] == sorted(str(r) for r in world.records)
+    cublas = detected.conda_package("libcublas")
+    assert cublas is not None
+    solved = next(r for r in world.records if r.name.normalized == "libcublas")
+    assert (cublas.version, cublas.build, cublas.subdir) == ("12.6.77", "h0_0", "linux-64")
+    assert cublas.sha256 == solved.sha256.hex()
+    assert cublas.md5 == solved.md5.hex()
+    assert cublas.url == solved.url
+    assert cublas.channel == solved.channel
+    assert cublas.depends == ("cuda-version >=12.6,<12.7.0a0", "__glibc >=2.17,<3.0.a0")
+    assert cublas.requested_specs == ("libcublas",)
+    version = detected.conda_package("cuda-version")
+    assert version is not None
+    assert version.constrains == ("__cuda >=12", "cudatoolkit ==12.6|12.6.*")
+
+
+def test_toolkit_python_platform_origin(detected: Environment, world: PrefixWorld) -> None:
+    assert detected.toolkit == Toolkit("cuda-version", "12.6", Source.PREFIX)
+    assert detected.python == "3.12.7"
+    assert detected.platform == "linux-64"
+    assert detected.origin == f"prefix {world.prefix}"
+    assert detected.default_policy() == "toolkit"
+
+
+def test_pypi_side_leaves_out_what_conda_installed(
+    detected: Environment, world: PrefixWorld
+) -> None:
+    # condalib's dist-info is listed in its conda-meta record: it is conda's, not pip's.
+    assert (site_packages(world.prefix) / "condalib-1.0.dist-info" / "METADATA").is_file()
+    assert detected.conda_package("condalib") is not None
+    assert [str(d) for d in detected.python_packages] == [
+        "requests==2.32.3",
+        "tinyvar==0.1.0 [cu128]",
+    ]
+
+
+def test_plain_dist_info(detected: Environment, world: PrefixWorld) -> None:
+    requests = detected.python_packages[0]
+    assert requests.requires == ("idna<4,>=2.5", "urllib3<3,>=1.21.1")
+    assert requests.installer == "pip"
+    assert requests.variant is None
+    assert requests.direct_url is None
+    assert requests.location == str(site_packages(world.prefix) / "requests-2.32.3.dist-info")
+
+
+def test_variant_dist_info(detected: Environment) -> None:
+    tinyvar = detected.python_packages[1]
+    assert tinyvar.variant is not None
+    assert tinyvar.variant.label == "cu128"
+    assert tinyvar.variant.properties == (
+        VariantProperty("nvidia", "cuda_version_lower_bound", "12.8"),
+    )
+    assert tinyvar.installer == "uv"
+    assert tinyvar.direct_url == WHEEL_URL
+    assert tinyvar.sha256 == WHEEL_SHA
+
+
+def test_incomplete_dist_info_is_noted_not_fatal(detected: Environment, world: PrefixWorld) -> None:
+    broken = site_packages(world.prefix) / "broken-1.0.dist-info"
+    assert f"skipped {broken}: no METADATA (incomplete install?)" in detected.notes
+    assert not any("~ld" in note for note in detected.notes)
+
+
+def test_virtual_packages_come_from_the_machine(detected: Environment) -> None:
+    if host_platform() != "linux-64":
+        pytest.skip("the world prefix is linux-64")
+    assert {vp.source for vp in detected.virtual_packages} == {Source.DETECTED}
+
+
+def test_conda_prefix_variable_is_the_default(world: PrefixWorld) -> None:
+    env = detect_environment(env={"CONDA_PREFIX": str(world.prefix), "CONDA_OVERRIDE_CUDA": "12.8"})
+    assert env.origin == f"prefix {world.prefix} ($CONDA_PREFIX)"
+    assert env.toolkit == Toolkit("cuda-version", "12.6", Source.PREFIX)
+    assert env.cuda is not None
+    assert (env.cuda.version, env.cuda.source) == ("12.8", "CONDA_OVERRIDE_CUDA")
+
+
+def test_empty_conda_prefix_means_no_prefix() -> None:
+    env = detect_environment(env={"CONDA_PREFIX": ""})
+    assert env.origin == "this machine"
+    assert env.conda_packages == ()
+
+
+def test_platform_must_match_the_prefix(world: PrefixWorld) -> None:
+    with pytest.raises(InvalidTarget, match=r"platform 'osx-arm64' does not match the prefix's"):
+        detect_environment(prefix=world.prefix, platform="osx-arm64", env={})
+
+
+# --- hand-made prefixes for the error paths ---------------------------------------------------
+
+MakePrefix = Callable[..., Path]
+
+
+@pytest.fixture
+def make_prefix(tmp_path: Path, world: PrefixWorld) -> MakePrefix:
+    """A prefix holding copies of the world's real records plus *extra* conda-meta files."""
+
+    def make(extra: dict[str, str | bytes] | None = None, copy: bool = True) -> Path:
+        prefix = tmp_path / "env"
+        meta = prefix / "conda-meta"
+        meta.mkdir(parents=True)
+        if copy:
+            for record in (world.prefix / "conda-meta").glob("*.json"):
+                shutil.copy(record, meta / record.name)
+        for name, content in (extra or {}).items():
+            data = content.encode() if isinstance(content, str) else content
+            (meta / name).write_bytes(data)
+        return prefix
+
+    return make
+
+
+def _conda_style(**fields: Any) -> str:
+    """A record as conda writes it: singular `requested_spec`, nullable url."""
+    record = {
+        "name": "foo",
+        "version": "1.0",
+        "build": "0",
+        "build_number": 0,
+        "subdir": "linux-64",
+        "depends": [],
+        "url": None,
+        "channel": None,
+        "requested_spec": "foo >=1",
+        "files": [],
+    }
+    record.update(fields)
+    return json.dumps(record)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"name": ', "foo-1.0-0.json: invalid JSON at line 1 column 10: Expecting value"),  # eof
+        (
+            '{"name": "foo",}',
+            "foo-1.0-0.json: invalid JSON at line 1 column 16: Expecting",
+        ),  # comma
+        (b'{"name": "\xff"}', "foo-1.0-0.json: invalid JSON: not UTF-8"),  # binary garbage
+        ("[1, 2]", "foo-1.0-0.json: expected a JSON object (a conda package record), got list"),
+        ('{"name": "foo", "build": "0"}', "foo-1.0-0.json: 'version' must be a non-empty string"),
+        (_conda_style(version=""), "foo-1.0-0.json: 'version' must be a non-empty string, got ''"),
+        (_conda_style(depends="bar"), "foo-1.0-0.json: 'depends' must be a list of strings"),
+        (_conda_style(build_number="3"), "foo-1.0-0.json: 'build_number' must be an integer"),
+        (_conda_style(build_number=True), "foo-1.0-0.json: 'build_number' must be an integer"),
+        (_conda_style(url=5), "foo-1.0-0.json: 'url' must be a non-empty string, got 5"),
+    ],
+)
+def test_invalid_record_names_the_file(
+    make_prefix: MakePrefix, content: str | bytes, message: str
+) -> None:
+    prefix = make_prefix({"foo-1.0-0.json": content})
+    with pytest.raises(DetectionError) as info:
+        detect_environment(prefix=prefix, env={})
+    text = str(info.value)
+    assert text.startswith(str(prefix / "conda-meta"))
+    assert message in text
+    assert "\n" not in text
+
+
+def test_conda_written_record_is_accepted(make_prefix: MakePrefix) -> None:
+    # rattler's PrefixRecord rejects url=null and drops `requested_spec`; conda writes both.
+    prefix = make_prefix({"foo-1.0-0.json": _conda_style()})
+    foo = detect_environment(prefix=prefix, env={}).conda_package("foo")
+    assert foo is not None
+    assert foo.url is None
+    assert foo.requested_specs == ("foo >=1",)
+
+
+def test_unreadable_record(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix()
+    (prefix / "conda-meta" / "dir-1.0-0.json").mkdir()
+    with pytest.raises(DetectionError, match=r"dir-1\.0-0\.json: cannot read: Is a directory"):
+        read_prefix(prefix)
+
+
+def test_cudatoolkit_is_the_toolkit_of_cuda_11(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix(
+        {"cudatoolkit-11.8.0-h0.json": _conda_style(name="cudatoolkit", version="11.8.0")},
+        copy=False,
+    )
+    assert read_prefix(prefix).toolkit == Toolkit("cudatoolkit", "11.8.0", Source.PREFIX)
+
+
+def test_no_toolkit_means_driver_policy(make_prefix: MakePrefix) -> None:
+    env = detect_environment(
+        prefix=make_prefix({"foo-1.0-0.json": _conda_style()}, copy=False), env={}
+    )
+    assert env.toolkit is None
+    assert env.default_policy() == "driver"
+    assert env.python is None
+
+
+def test_noarch_only_prefix_takes_the_host_platform(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix({"foo-1.0-0.json": _conda_style(subdir="noarch")}, copy=False)
+    assert read_prefix(prefix).platform is None
+    assert detect_environment(prefix=prefix, env={}).platform == host_platform()
+
+
+def test_windows_prefix_reads_lib_site_packages(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix(
+        {"python-3.12.7-h0.json": _conda_style(name="python", version="3.12.7", subdir="win-64")},
+        copy=False,
+    )
+    add_dist_info(prefix / "Lib" / "site-packages", "colorama", "0.4.6")
+    contents = read_prefix(prefix)
+    assert contents.platform == "win-64"
+    assert [d.name for d in contents.python_packages] == ["colorama"]
+    if host_platform() != "win-64":  # another OS's prefix: nothing is read from this machine
+        env = detect_environment(prefix=prefix, env={})
+        assert [(str(vp), vp.source) for vp in env.virtual_packages] == [
+            ("__archspec=1=x86_64", Source.PLATFORM_DEFAULT)
+        ]
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "message"),
+    [
+        ("{not json", "direct_url.json: invalid JSON at line 1 column 2"),  # corrupt file
+        ('{"dir_info": {}}', "direct_url.json: expected a PEP 610 object with a string 'url'"),
+    ],
+)
+def test_bad_direct_url_names_the_file(
+    make_prefix: MakePrefix, direct_url: str, message: str
+) -> None:
+    prefix = make_prefix()
+    dist_info = add_dist_info(site_packages(prefix), "tinyvar", "0.1.0")
+    (dist_info / "direct_url.json").write_text(direct_url)
+    with pytest.raises(DetectionError) as info:
+        read_prefix(prefix)
+    assert str(info.value).startswith(str(dist_info / "direct_url.json"))
+    assert message in str(info.value)
+
+
+def test_legacy_direct_url_hash(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix()
+    add_dist_info(
+        site_packages(prefix),
+        "tinyvar",
+        "0.1.0",
+        direct_url={"url": WHEEL_URL, "archive_info": {"hash": f"sha256={WHEEL_SHA}"}},
+    )
+    (dist,) = read_prefix(prefix).python_packages
+    assert dist.sha256 == WHEEL_SHA
+
+
+def test_malformed_variant_json_is_an_error(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix()
+    dist_info = add_dist_info(site_packages(prefix), "tinyvar", "0.1.0")
+    (dist_info / "variant.json").write_text('{"variants": 3}')
+    with pytest.raises(InvalidMetadata):
+        read_prefix(prefix)
+
+
+def test_metadata_continuation_lines_and_missing_name(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix()
+    add_dist_info(
+        site_packages(prefix),
+        "oldpkg",
+        "2.0",
+        metadata="Metadata-Version: 1.0\nSummary: a\n  folded line\n"
+        "Requires-Dist: six;\n  python_version<'3'\n\nName: not-a-header\n",
+    )
+    (dist,) = read_prefix(prefix).python_packages
+    # Name/Version fall back to the directory name; the folded requirement is joined.
+    assert (dist.name, dist.version) == ("oldpkg", "2.0")
+    assert dist.requires == ("six; python_version<'3'",)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "no such directory"),  # a stale $CONDA_PREFIX
+        ("file", "not a directory"),  # a file given as prefix
+        ("no-conda-meta", "is not a conda prefix (no conda-meta/)"),  # a plain venv
+    ],
+)
+def test_not_a_prefix(tmp_path: Path, setup: str, message: str) -> None:
+    path = tmp_path / "env"
+    if setup == "file":
+        path.write_text("")
+    elif setup == "no-conda-meta":
+        (path / "lib").mkdir(parents=True)
+    with pytest.raises(DetectionError) as info:
+        detect_environment(prefix=path, env={})
+    assert str(info.value).startswith(str(path))
+    assert message in str(info.value)

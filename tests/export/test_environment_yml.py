@@ -1,0 +1,126 @@
+"""environment.yml: the text reads back as the data, conda's keys only, and a truthful header."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from tests.export.snapshots import CF, NUMPY, TORCH_ORIGIN, model
+from variant_bridge.environment import CondaRecord
+from variant_bridge.export.environment_yml import NODEFAULTS, render, to_dict
+from variant_bridge.export.model import IndexOptions
+
+
+def test_the_text_reads_back_as_the_data() -> None:
+    m = model(index_options=IndexOptions(None, (), ("/srv/wheels",)))
+    assert yaml.safe_load(render(m)) == to_dict(m)
+
+
+def test_only_keys_conda_knows() -> None:
+    assert set(to_dict(model())) == {"name", "channels", "dependencies"}
+
+
+def test_dependencies_then_host_requirements_then_pip() -> None:
+    data = to_dict(model())
+    assert data["dependencies"] == [
+        "cuda-version=12.6=h0_3",
+        "libcublas=12.6.77=h0_0",
+        "python=3.12.7=h0_0_cpython",
+        "__cuda >=12.6",
+        "__cuda_arch >=9.0,<10",
+        {"pip": ["numpy==2.1.0", f"torch @ {TORCH_ORIGIN.url}#sha256={'ab' * 32}"]},
+    ]
+
+
+def test_every_pip_line_is_a_pep_508_requirement() -> None:
+    m = model(index_options=IndexOptions("https://idx.example/simple", ("https://x/simple",), ()))
+    pip = to_dict(m)["dependencies"][-1]["pip"]
+    options = [line for line in pip if line.startswith("--")]
+    assert options == [
+        "--index-url https://idx.example/simple",
+        "--extra-index-url https://x/simple",
+    ]
+    requirements = [Requirement(line) for line in pip if not line.startswith("--")]
+    assert [(r.name, str(r.specifier), r.url) for r in requirements] == [
+        ("numpy", "==2.1.0", None),
+        ("torch", "", f"{TORCH_ORIGIN.url}#sha256={'ab' * 32}"),
+    ]
+
+
+def test_no_pip_section_without_pypi_packages() -> None:
+    data = to_dict(model(env={"python_packages": ()}))
+    assert not any(isinstance(d, dict) for d in data["dependencies"])
+
+
+@pytest.mark.parametrize(
+    ("channel", "nodefaults"),
+    [
+        (CF, True),  # conda-forge only: keep Anaconda's defaults out of the solve
+        ("https://repo.anaconda.com/pkgs/main", False),  # uses defaults itself
+        ("defaults", False),
+    ],
+)
+def test_nodefaults_unless_defaults_are_used(channel: str, nodefaults: bool) -> None:
+    records = (CondaRecord("python", "3.12.7", "h0", channel=channel),)
+    data = to_dict(
+        model(env={"conda_packages": records, "toolkit": None, "python_packages": (NUMPY,)})
+    )
+    assert (NODEFAULTS in data["channels"]) is nodefaults
+
+
+def test_the_header_states_producer_origin_view_and_requirements() -> None:
+    text = render(model(producer="variant-bridge 0.1.0: variant-bridge export --prefix /env"))
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert header[0] == "# Produced by variant-bridge 0.1.0: variant-bridge export --prefix /env"
+    assert "# from prefix /env (linux-64)." in header
+    assert "#   driver: __cuda=12.9 (CONDA_OVERRIDE_CUDA)" in header
+    assert "#   toolkit: cuda-version=12.6 (conda-meta)" in header
+    assert "#   GPU architecture: __cuda_arch=9.0 (CONDA_OVERRIDE_CUDA_ARCH)" in header
+    assert "#   CPU: __archspec=1=haswell (detected)" in header
+    assert "#   __cuda >=12.6 <- torch 2.9.0 [cu126]" in header
+    # the header comes first: nothing but comments before `name:`
+    assert text.splitlines()[len(header)] == "name: env"
+
+
+def test_the_toolkit_and_host_lines_carry_comments() -> None:
+    lines = render(model()).splitlines()
+    assert "  - cuda-version=12.6=h0_3  # the solved CUDA toolkit (conda-meta)" in lines
+    assert "  - __cuda >=12.6  # torch 2.9.0 [cu126]" in lines
+
+
+def test_an_inexpressible_requirement_is_a_comment_only() -> None:
+    from variant_bridge.environment import PythonDistribution
+    from variant_bridge.export.origins import WheelOrigin
+    from variant_bridge.properties import VariantDescription
+
+    wheel = PythonDistribution(
+        "fastlib",
+        "1.0",
+        variant=VariantDescription.parse("avx: x86_64 :: avx512f :: on"),
+        location="/env/fastlib-1.0.dist-info",
+    )
+    origin = WheelOrigin("fastlib", "1.0", "avx", "https://x/f.whl", None, "direct_url.json")
+    m = model(env={"python_packages": (wheel,)}, origins=(origin,))
+    data = to_dict(m)
+    assert not any(str(d).startswith("__archspec") for d in data["dependencies"])
+    assert "conda cannot express this; NOT enforced" in render(m)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "yes",  # YAML 1.1 reads it as a boolean
+        "1.0",  # a float
+        "my env: gpu",  # ": " starts a mapping
+        "gpu #1",  # " #" starts a comment
+        "- dash",  # a sequence entry
+        "'quoted'",
+    ],
+)
+def test_awkward_names_are_quoted_so_they_read_back(name: str) -> None:
+    m = model(env={"python_packages": (NUMPY,)})
+    m = dataclasses.replace(m, name=name)
+    assert yaml.safe_load(render(m))["name"] == name

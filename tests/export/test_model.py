@@ -1,0 +1,262 @@
+"""The export model built from hand-made snapshots: pins, host requirements, pip lines, platform."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.export.snapshots import CF, NUMPY, RECORDS, TORCH_ORIGIN, environment
+from variant_bridge.environment import CondaRecord, Environment, PythonDistribution, Source, Toolkit
+from variant_bridge.errors import ExportError
+from variant_bridge.export.model import (
+    IndexOptions,
+    PlatformDeclaration,
+    build_export,
+    normalize_channel,
+    order_channels,
+)
+from variant_bridge.export.origins import WheelOrigin
+from variant_bridge.properties import VariantDescription
+
+
+def specs(model_env: Environment, **options: object) -> list[str]:
+    options.setdefault("origins", (TORCH_ORIGIN,))
+    model = build_export(model_env, name="env", **options)  # type: ignore[arg-type]
+    return [d.spec for d in model.dependencies]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, ["cuda-version=12.6=h0_3", "libcublas=12.6.77=h0_0", "python=3.12.7=h0_0_cpython"]),
+        ({"builds": False}, ["cuda-version=12.6", "libcublas=12.6.77", "python=3.12.7"]),
+        (  # only requests; the toolkit pin is added
+            {"requested_specs": ("python=3.12", "libcublas")},
+            ["python=3.12", "libcublas", "cuda-version=12.6"],
+        ),
+        (  # a loose toolkit request is replaced by the exact pin, not duplicated
+            {"requested_specs": ("python", "cuda-version >=12")},
+            ["python", "cuda-version=12.6"],
+        ),
+        ({"requested_specs": ()}, ["cuda-version=12.6"]),  # nothing recorded: the pin only
+    ],
+)
+def test_conda_dependencies(options: dict[str, object], expected: list[str]) -> None:
+    assert specs(environment(), **options) == expected
+
+
+def test_the_toolkit_line_says_why_it_is_there() -> None:
+    model = build_export(environment(), name="env", origins=(TORCH_ORIGIN,))
+    toolkit = model.toolkit_dependency
+    assert toolkit is not None
+    assert toolkit.spec == "cuda-version=12.6=h0_3"
+    assert "the solved CUDA toolkit" in (toolkit.comment or "")
+
+
+def test_an_old_cudatoolkit_is_pinned_to_major_minor() -> None:
+    env = environment(
+        toolkit=Toolkit("cudatoolkit", "11.8.0", Source.PREFIX),
+        conda_packages=(CondaRecord("python", "3.10.0", "h0"),),
+    )
+    assert specs(env, requested_specs=("python",)) == ["python", "cudatoolkit=11.8"]
+
+
+def test_a_requested_spec_that_is_not_a_match_spec_is_an_error() -> None:
+    with pytest.raises(ExportError, match="'python==='"):
+        specs(environment(), requested_specs=("python===",))
+
+
+@pytest.mark.parametrize(
+    ("channel", "expected"),
+    [
+        ("https://conda.anaconda.org/conda-forge/", "conda-forge"),
+        ("https://conda.anaconda.org/conda-forge", "conda-forge"),
+        ("https://prefix.dev/conda-forge/", "https://prefix.dev/conda-forge"),  # not anaconda.org
+        ("file:///srv/channel/", "file:///srv/channel"),
+        ("nvidia", "nvidia"),
+    ],
+)
+def test_normalize_channel(channel: str, expected: str) -> None:
+    assert normalize_channel(channel) == expected
+
+
+def test_channels_keep_the_preferred_order_then_count() -> None:
+    records = (
+        CondaRecord("a", "1", "0", channel="https://conda.anaconda.org/nvidia/"),
+        CondaRecord("b", "1", "0", channel=CF),
+        CondaRecord("c", "1", "0", channel=CF),
+        CondaRecord("d", "1", "0", channel="file:///local/"),
+    )
+    assert order_channels(records) == ("conda-forge", "file:///local", "nvidia")
+    assert order_channels(records, ["nvidia", CF]) == ("nvidia", "conda-forge", "file:///local")
+
+
+def test_host_requirements_come_from_the_wheel_properties() -> None:
+    model = build_export(environment(), name="env", origins=(TORCH_ORIGIN,))
+    assert [(h.spec, h.wheels) for h in model.host_requirements] == [
+        ("__cuda >=12.6", ("torch 2.9.0 [cu126]",)),
+        ("__cuda_arch >=9.0,<10", ("torch 2.9.0 [cu126]",)),
+    ]
+    assert model.implied_specs == ("cuda-version >=12.6,<13",)  # reported, not added
+    assert not any("expects" in note for note in model.notes)  # consistent with the pin
+
+
+def test_no_host_requirements_drops_them() -> None:
+    model = build_export(
+        environment(), name="env", origins=(TORCH_ORIGIN,), host_requirements=False
+    )
+    assert model.host_requirements == ()
+
+
+def test_a_wheel_built_for_a_newer_toolkit_is_reported() -> None:
+    torch = PythonDistribution(
+        "torch",
+        "2.9.0",
+        variant=VariantDescription.parse("cu128: nvidia :: cuda_version_lower_bound :: 12.8"),
+        location="/env/site-packages/torch-2.9.0.dist-info",
+    )
+    origin = WheelOrigin("torch", "2.9.0", "cu128", "https://x/t.whl", None, "direct_url.json")
+    model = build_export(environment(python_packages=(torch,)), name="env", origins=(origin,))
+    assert any(
+        "torch 2.9.0 [cu128] expects cuda-version >=12.8,<13" in note
+        and "cuda-version=12.6" in note
+        for note in model.notes
+    )
+
+
+def cpu_model(channels: tuple[str, ...], installed: tuple[CondaRecord, ...] = ()) -> list[object]:
+    wheel = PythonDistribution(
+        "fastlib",
+        "1.0",
+        variant=VariantDescription.parse("v3: x86_64 :: level :: v3"),
+        location="/env/site-packages/fastlib-1.0.dist-info",
+    )
+    origin = WheelOrigin("fastlib", "1.0", "v3", "https://x/f.whl", "cd" * 32, "direct_url.json")
+    records = tuple(
+        CondaRecord(r.name, r.version, r.build, channel=channels[0]) for r in (*RECORDS, *installed)
+    )
+    env = environment(python_packages=(wheel,), conda_packages=records, toolkit=None)
+    model = build_export(env, name="env", origins=(origin,))
+    return [
+        (h.spec, h.expressible, h.rattler_spec.startswith("__archspec["))
+        for h in model.host_requirements
+    ]
+
+
+def test_a_cpu_level_becomes_conda_forges_metapackage_where_it_can_be_had() -> None:
+    assert cpu_model((CF,)) == [("_x86_64-microarch-level >=3", True, True)]
+
+
+def test_a_cpu_level_without_conda_forge_is_a_comment_not_a_line() -> None:
+    # conda ANDs environment.yml lines and cannot match the CEP 29 regex: nothing to write.
+    [(spec, expressible, regex)] = cpu_model(("file:///private/channel",))
+    assert not expressible
+    assert regex
+    assert isinstance(spec, str)
+    assert spec.startswith("__archspec build one of: ")
+    assert "haswell" in spec
+
+
+def test_an_unpinned_variant_wheel_is_an_error_naming_it() -> None:
+    unknown = WheelOrigin("torch", "2.9.0", "cu126", None, None, "no direct_url.json and ...")
+    with pytest.raises(ExportError, match=r"torch 2\.9\.0 \[cu126\]") as info:
+        build_export(environment(), name="env", origins=(unknown,))
+    assert "--allow-unpinned" in str(info.value)
+
+
+def test_allow_unpinned_exports_name_equals_version_and_says_so() -> None:
+    unknown = WheelOrigin("torch", "2.9.0", "cu126", None, None, "no direct_url.json")
+    model = build_export(environment(), name="env", origins=(unknown,), allow_unpinned=True)
+    torch = next(p for p in model.pip if p.name == "torch")
+    assert str(torch) == "torch==2.9.0"
+    assert any("exported unpinned" in note for note in model.notes)
+
+
+def test_pip_lines() -> None:
+    model = build_export(
+        environment(),
+        name="env",
+        origins=(TORCH_ORIGIN,),
+        index_options=IndexOptions("https://pypi.example/simple", (), ("/wheels",)),
+    )
+    assert [str(p) for p in model.pip] == [
+        "numpy==2.1.0",
+        f"torch @ {TORCH_ORIGIN.url}#sha256={'ab' * 32}",
+    ]
+    assert model.index_options.pip_lines() == (
+        "--index-url https://pypi.example/simple",
+        "--find-links /wheels",
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # the wheels need __cuda >=12.6 and __cuda_arch 9.x; cuda-version constrains __cuda >=12
+        ({}, PlatformDeclaration("linux-64", cuda="12.6", cuda_arch="9.0")),
+        (  # no variant wheels: the toolkit's major is enough (pixi's `cuda = "12"`)
+            {"python_packages": (NUMPY,)},
+            PlatformDeclaration("linux-64", cuda="12"),
+        ),
+        (  # no toolkit, no wheels, nothing depends on __cuda: a plain platform
+            {
+                "python_packages": (NUMPY,),
+                "toolkit": None,
+                "conda_packages": (RECORDS[0], RECORDS[2]),
+            },
+            PlatformDeclaration("linux-64"),
+        ),
+        (  # a record that needs a newer glibc than pixi's default 2.28 declares it
+            {
+                "python_packages": (NUMPY,),
+                "toolkit": None,
+                "conda_packages": (CondaRecord("new", "1", "0", depends=("__glibc >=2.34",)),),
+            },
+            PlatformDeclaration("linux-64", glibc="2.34"),
+        ),
+    ],
+)
+def test_the_pixi_platform_declares_the_lowest_sufficient_machine(
+    changes: dict[str, object], expected: PlatformDeclaration
+) -> None:
+    model = build_export(environment(**changes), name="env", origins=(TORCH_ORIGIN,))
+    assert model.platform_declaration == expected
+
+
+def test_a_cpu_level_declares_the_generic_microarchitecture() -> None:
+    wheel = PythonDistribution(
+        "fastlib",
+        "1.0",
+        variant=VariantDescription.parse("v3: x86_64 :: level :: v3"),
+        location="/env/site-packages/fastlib-1.0.dist-info",
+    )
+    origin = WheelOrigin("fastlib", "1.0", "v3", "https://x/f.whl", None, "direct_url.json")
+    model = build_export(environment(python_packages=(wheel,)), name="env", origins=(origin,))
+    assert model.platform_declaration.archspec == "x86_64_v3"
+
+
+def test_activation_env_carries_the_bridged_view_for_uv() -> None:
+    model = build_export(environment(), name="env", origins=(TORCH_ORIGIN,))
+    assert dict(model.activation_env) == {
+        # toolkit policy: uv may accept lower bounds up to the toolkit's 12.6, not the driver's
+        "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
+        "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0",
+    }
+
+
+def test_the_view_names_every_fact_with_its_source() -> None:
+    lines = build_export(environment(), name="env", origins=(TORCH_ORIGIN,)).view.lines()
+    assert lines == (
+        "driver: __cuda=12.9 (CONDA_OVERRIDE_CUDA)",
+        "toolkit: cuda-version=12.6 (conda-meta)",
+        "GPU architecture: __cuda_arch=9.0 (CONDA_OVERRIDE_CUDA_ARCH)",
+        "CPU: __archspec=1=haswell (detected)",
+        "C library: __glibc=2.36 (detected)",
+    )
+
+
+def test_no_host_requirements_also_keeps_them_off_the_pixi_platform() -> None:
+    model = build_export(
+        environment(), name="env", origins=(TORCH_ORIGIN,), host_requirements=False
+    )
+    # only what the pinned packages need: the toolkit's major, no GPU architecture
+    assert model.platform_declaration == PlatformDeclaration("linux-64", cuda="12")

@@ -1,0 +1,296 @@
+"""pixi manifests: new ones parse as their data; updates touch only what an export owns."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.export.snapshots import NUMPY, TORCH_ORIGIN, model
+from variant_bridge.errors import ExportError
+from variant_bridge.export.model import IndexOptions
+from variant_bridge.export.pixi_toml import (
+    MIN_PIXI,
+    manifest_kind,
+    platform_entry,
+    render,
+    to_dict,
+    update,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomlkit as tomllib  # tomlkit.loads returns a dict-like document
+
+
+def loads(text: str) -> dict[str, object]:
+    return dict(tomllib.loads(text))
+
+
+def test_a_new_manifest_reads_back_as_its_data() -> None:
+    m = model(index_options=IndexOptions("https://idx.example/simple", (), ("/srv/wheels",)))
+    assert loads(render(m)) == to_dict(m)
+
+
+def test_a_new_manifest() -> None:
+    data = to_dict(model())
+    assert data["workspace"] == {
+        "name": "env",
+        "channels": ["conda-forge"],
+        "platforms": [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
+        "requires-pixi": f">={MIN_PIXI}",
+    }
+    assert data["dependencies"] == {
+        "cuda-version": {"version": "==12.6", "build": "h0_3"},
+        "libcublas": {"version": "==12.6.77", "build": "h0_0"},
+        "python": {"version": "==3.12.7", "build": "h0_0_cpython"},
+    }
+    assert data["pypi-dependencies"] == {"numpy": "==2.1.0", "torch": {"url": TORCH_ORIGIN.url}}
+    assert data["activation"] == {
+        "env": {
+            "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
+            "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0",
+        }
+    }
+
+
+def test_no_builds_and_history_give_plain_version_specs() -> None:
+    assert to_dict(model(builds=False))["dependencies"]["python"] == "==3.12.7"
+    deps = to_dict(model(requested_specs=("python=3.12", "conda-forge::numpy >=2", "rich")))
+    assert deps["dependencies"] == {
+        "python": "3.12.*",
+        "numpy": {"version": ">=2", "channel": "conda-forge"},
+        "rich": "*",
+        "cuda-version": "12.6.*",
+    }
+
+
+def test_a_local_wheel_is_a_path_and_its_hash_a_comment() -> None:
+    from variant_bridge.export.origins import WheelOrigin
+
+    local = WheelOrigin(
+        "torch",
+        "2.9.0",
+        "cu126",
+        "file:///srv/wheels/torch-2.9.0-py3-none-any-cu126.whl",
+        "ef" * 32,
+        "direct_url.json",
+    )
+    m = model(origins=(local,))
+    assert to_dict(m)["pypi-dependencies"]["torch"] == {
+        "path": "/srv/wheels/torch-2.9.0-py3-none-any-cu126.whl"
+    }
+    line = next(ln for ln in render(m).splitlines() if ln.startswith("torch ="))
+    assert line.endswith(f"# variant cu126, sha256={'ef' * 32}")
+
+
+def test_no_cuda_no_rich_platform_and_no_pixi_minimum() -> None:
+    m = model(env={"toolkit": None, "python_packages": (NUMPY,), "virtual_packages": ()})
+    assert platform_entry(m) == "linux-64"
+    assert "requires-pixi" not in to_dict(m)["workspace"]
+
+
+@pytest.mark.parametrize(
+    ("filename", "kind"),
+    [
+        ("pixi.toml", "pixi"),
+        ("/work/proj/pyproject.toml", "pyproject"),
+        ("other.toml", "pixi"),
+    ],
+)
+def test_manifest_kind(filename: str, kind: str) -> None:
+    assert manifest_kind(filename) == kind
+
+
+USER_PIXI = """\
+# My project: keep this comment
+[workspace]
+name = "mine"  # the name
+channels = ["conda-forge"]
+platforms = ["linux-64", "osx-arm64"]  # two platforms
+version = "0.1.0"
+
+[tasks]
+train = "python train.py"  # training
+
+[dependencies]
+python = ">=3.11"  # loose on purpose
+rich = "*"
+
+[system-requirements]
+libc = { family = "glibc", version = "2.28" }
+
+[feature.docs.dependencies]
+mkdocs = "*"
+
+[environments]
+docs = ["docs"]
+"""
+
+UNOWNED_PIXI = (
+    "# My project: keep this comment\n",
+    'name = "mine"  # the name\n',
+    'version = "0.1.0"\n',
+    '[tasks]\ntrain = "python train.py"  # training\n',
+    'rich = "*"\n',
+    '[system-requirements]\nlibc = { family = "glibc", version = "2.28" }\n',
+    '[feature.docs.dependencies]\nmkdocs = "*"\n\n[environments]\ndocs = ["docs"]\n',
+)
+
+
+def test_update_keeps_everything_it_does_not_own() -> None:
+    after = update(USER_PIXI, model(), kind="pixi")
+    for text in UNOWNED_PIXI:
+        assert text in after
+    data = loads(after)
+    assert data["workspace"]["platforms"] == [  # type: ignore[index]
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}},
+        "osx-arm64",
+    ]
+    assert data["workspace"]["requires-pixi"] == f">={MIN_PIXI}"  # type: ignore[index]
+    assert data["dependencies"]["python"] == {  # type: ignore[index]
+        "version": "==3.12.7",
+        "build": "h0_0_cpython",
+    }
+    assert data["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}  # type: ignore[index]
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in data["activation"]["env"]  # type: ignore[index]
+    # order of the user's tables is kept; new tables come after them
+    assert after.index("[tasks]") < after.index("[dependencies]") < after.index("[environments]")
+    assert after.index("[environments]") < after.index("[pypi-dependencies]")
+
+
+def test_update_is_idempotent() -> None:
+    once = update(USER_PIXI, model(), kind="pixi")
+    assert update(once, model(), kind="pixi") == once
+
+
+def test_an_unchanged_value_keeps_the_users_formatting() -> None:
+    text = USER_PIXI.replace('rich = "*"', 'numpy = "*"\nrich = "*"').replace(
+        'python = ">=3.11"  # loose on purpose',
+        'python = { build = "h0_0_cpython",   version = "==3.12.7" }  # exact',
+    )
+    after = update(text, model(), kind="pixi")
+    assert 'python = { build = "h0_0_cpython",   version = "==3.12.7" }  # exact' in after
+
+
+USER_PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "mine"
+dependencies = ["requests"]
+
+# the pixi part
+[tool.pixi.workspace]
+channels = ["conda-forge", "nvidia"]
+platforms = ["linux-64"]
+
+[tool.pixi.tasks]
+test = "pytest"
+
+[tool.ruff]
+line-length = 100
+"""
+
+
+def test_update_a_pyproject_under_tool_pixi() -> None:
+    after = update(USER_PYPROJECT, model(), kind="pyproject")
+    for text in (
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
+        '[project]\nname = "mine"\ndependencies = ["requests"]\n',
+        "# the pixi part\n",
+        '[tool.pixi.tasks]\ntest = "pytest"\n',
+        "[tool.ruff]\nline-length = 100\n",
+    ):
+        assert text in after
+    pixi = loads(after)["tool"]["pixi"]  # type: ignore[index]
+    assert "name" not in pixi["workspace"]  # the name lives in [project]
+    assert pixi["workspace"]["channels"] == ["conda-forge", "nvidia"]  # nothing missing
+    assert pixi["dependencies"]["cuda-version"] == {"version": "==12.6", "build": "h0_3"}
+    assert "[tool.pixi.pypi-dependencies]" in after
+    assert "[tool.pixi.activation.env]" in after
+
+
+def test_update_adds_tool_pixi_to_a_plain_pyproject() -> None:
+    after = update('[project]\nname = "mine"\n', model(), kind="pyproject")
+    assert after.startswith('[project]\nname = "mine"\n')
+    assert loads(after)["tool"]["pixi"]["workspace"]["platforms"] == [  # type: ignore[index]
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
+    ]
+
+
+def test_update_appends_missing_channels_after_the_users() -> None:
+    text = '[workspace]\nchannels = ["https://prefix.dev/conda-forge"]\nplatforms = ["linux-64"]\n'
+    other = model(env={"conda_packages": ()})
+    after = update(text, other, kind="pixi")
+    assert loads(after)["workspace"]["channels"] == ["https://prefix.dev/conda-forge"]  # type: ignore[index]
+    after = update(text, model(), kind="pixi")
+    assert loads(after)["workspace"]["channels"] == [  # type: ignore[index]
+        "https://prefix.dev/conda-forge",
+        "conda-forge",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("platforms", "expected"),
+    [
+        (  # a CPU entry and a named CUDA entry: only the CUDA one is ours to raise
+            '["linux-64", { name = "gpu", platform = "linux-64", cuda = "12" }]',
+            [
+                "linux-64",
+                {"name": "gpu", "platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}},
+            ],
+        ),
+        (  # the user's other keys (glibc) stay
+            '[{ platform = "linux-64", cuda = "12.0", glibc = "2.31" }]',
+            [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}, "glibc": "2.31"}],
+        ),
+        (  # another subdir only: ours is appended
+            '["osx-arm64"]',
+            ["osx-arm64", {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
+        ),
+    ],
+)
+def test_update_the_platform_entry(platforms: str, expected: list[object]) -> None:
+    after = update(f"[workspace]\nplatforms = {platforms}\n", model(), kind="pixi")
+    assert loads(after)["workspace"]["platforms"] == expected  # type: ignore[index]
+
+
+def test_update_keeps_a_declared_gpu_architecture_when_the_wheels_need_none() -> None:
+    text = (
+        "[workspace]\n"
+        'platforms = [{ platform = "linux-64", cuda = { driver = "12.0", arch = "8.6" } }]\n'
+    )
+    cpu_only = model(env={"python_packages": (NUMPY,)})  # toolkit 12.6 -> cuda "12"
+    after = update(text, cpu_only, kind="pixi")
+    assert loads(after)["workspace"]["platforms"] == [  # type: ignore[index]
+        {"platform": "linux-64", "cuda": {"driver": "12", "arch": "8.6"}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[workspace\nname = 1\n", "not valid TOML"),  # broken table header
+        (
+            'dependencies = ["python"]\n',
+            "dependencies must be a table, found an array",
+        ),  # wrong type
+        ('[workspace]\nplatforms = "linux-64"\n', "platforms is not an array"),
+    ],
+)
+def test_update_refuses_what_it_cannot_edit(text: str, message: str) -> None:
+    with pytest.raises(ExportError, match=message) as info:
+        update(text, model(), kind="pixi", path="/proj/pixi.toml")
+    assert "/proj/pixi.toml" in str(info.value)
+
+
+def test_a_project_table_is_updated_in_place_of_workspace() -> None:
+    # Manifests from before pixi 0.40 call the table [project].
+    after = update('[project]\nname = "old"\nplatforms = ["linux-64"]\n', model(), kind="pixi")
+    data = loads(after)
+    assert "workspace" not in data
+    assert data["project"]["platforms"][0]["cuda"]["driver"] == "12.6"  # type: ignore[index]

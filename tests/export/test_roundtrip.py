@@ -1,0 +1,197 @@
+"""Round trips on the real world: what an export says solves, hashes and parses back to the
+environment it came from."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.export.conftest import OVERRIDES, SOLVE_VIRTUAL_PACKAGES, ExportWorld
+from tests.worlds.prefix import solve
+from variant_bridge.detect import detect_environment
+from variant_bridge.export import environment_yml, pixi_toml, prepare_export, render
+from variant_bridge.translate import supported_properties
+from variant_bridge.uv_env import uv_settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomlkit as tomllib
+
+pytestmark = pytest.mark.slow
+
+
+def conda_specs(environment_yml_text: str) -> list[str]:
+    data = yaml.safe_load(environment_yml_text)
+    return [d for d in data["dependencies"] if isinstance(d, str)]
+
+
+def pip_lines(environment_yml_text: str) -> list[str]:
+    data = yaml.safe_load(environment_yml_text)
+    [pip] = [d["pip"] for d in data["dependencies"] if isinstance(d, dict)]
+    return list(pip)
+
+
+def resolve(world: ExportWorld, specs: list[str]) -> set[tuple[str, str, str]]:
+    from rattler import MatchSpec
+
+    # conda's `name=version=build` is only accepted by rattler's lenient parser, as by conda.
+    records = solve([world.channel], [MatchSpec(s) for s in specs], SOLVE_VIRTUAL_PACKAGES)
+    return {(r.name.normalized, str(r.version), str(r.build)) for r in records}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},  # name=version=build
+        {"builds": False},  # name=version
+        {"from_history": True},  # requested specs (rattler's) + the cuda-version pin
+    ],
+    ids=["builds", "no-builds", "from-history"],
+)
+def test_exported_conda_dependencies_resolve_to_the_same_packages(
+    export_world: ExportWorld, options: dict[str, bool]
+) -> None:
+    model = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES, **options
+    )
+    specs = conda_specs(render(model, "environment-yml"))
+    assert any(s.startswith("cuda-version=12.6") for s in specs)
+    assert any(s.startswith("__cuda ") for s in specs)  # the host requirement is solvable too
+    resolved = resolve(export_world, specs)
+    assert resolved == export_world.record_set
+    assert ("cuda-version", "12.6", "h0_3") in resolved
+
+
+def test_the_host_requirements_reject_a_machine_the_wheels_cannot_run_on(
+    export_world: ExportWorld,
+) -> None:
+    from rattler import MatchSpec
+    from rattler.exceptions import SolverError
+
+    model = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+    specs = conda_specs(render(model, "environment-yml"))
+    old_driver = [v for v in SOLVE_VIRTUAL_PACKAGES if not v.startswith("__cuda=")]
+    with pytest.raises(SolverError, match="__cuda"):
+        solve([export_world.channel], [MatchSpec(s) for s in specs], [*old_driver, "__cuda=12.4"])
+
+
+def file_of(url: str) -> Path:
+    assert url.startswith("file:")
+    return Path(unquote(urlsplit(url).path))
+
+
+def test_every_pip_line_parses_and_direct_references_hash_to_their_files(
+    export_world: ExportWorld,
+) -> None:
+    model = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+    lines = pip_lines(render(model, "environment-yml"))
+    assert lines[0] == f"--find-links {export_world.wheels}"
+    requirements = [Requirement(line) for line in lines if not line.startswith("--")]
+    by_name = {canonicalize_name(r.name): r for r in requirements}
+    assert set(by_name) == {"gpuext", "plainpkg", "tinyvar"}
+    assert str(by_name["plainpkg"].specifier) == "==2.0"
+    for name in ("gpuext", "tinyvar"):
+        url = by_name[name].url
+        assert url is not None
+        location, _, fragment = url.partition("#sha256=")
+        wheel = file_of(location)
+        assert wheel == export_world.installed[name]  # the exact file uv installed
+        assert fragment == hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+
+def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
+    export_world: ExportWorld,
+) -> None:
+    from_prefix = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+    from_lock = prepare_export(lockfile=export_world.lockfile, env=OVERRIDES)
+    prefix_yml = environment_yml.to_dict(from_prefix)
+    lock_yml = environment_yml.to_dict(from_lock)
+    assert prefix_yml["channels"] == lock_yml["channels"]
+    assert conda_specs(render(from_prefix, "environment-yml")) == conda_specs(
+        render(from_lock, "environment-yml")
+    )
+    assert (
+        pixi_toml.to_dict(from_prefix)["dependencies"]
+        == pixi_toml.to_dict(from_lock)["dependencies"]
+    )
+    assert from_prefix.platform_declaration == from_lock.platform_declaration
+    # the locked wheels are pinned to the same files
+    assert [str(p) for p in from_prefix.pip] == [str(p) for p in from_lock.pip]
+
+
+def test_the_pixi_manifest_matches_the_environment(export_world: ExportWorld) -> None:
+    model = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+    manifest = tomllib.loads(render(model, "pixi-toml"))
+    assert manifest["pypi-dependencies"] == {
+        "gpuext": {"path": str(export_world.installed["gpuext"])},
+        "plainpkg": "==2.0",
+        "tinyvar": {"path": str(export_world.installed["tinyvar"])},
+    }
+    snapshot = detect_environment(prefix=export_world.prefix, env=OVERRIDES)
+    expected = uv_settings(snapshot, supported_properties(snapshot)).as_dict()
+    assert manifest["activation"]["env"] == {
+        k: v for k, v in expected.items() if k.startswith("NV_VARIANT_PROVIDER_FORCE_")
+    }
+    assert manifest["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
+    # the platform is the lowest machine the wheels (>=12.6; sm 8.x or 9.x) and packages accept
+    assert manifest["workspace"]["platforms"] == [
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "8.0"}}
+    ]
+    installed = {(r.name.normalized, str(r.version), str(r.build)) for r in export_world.records}
+    assert {
+        (name, dep["version"].removeprefix("=="), dep["build"])
+        for name, dep in manifest["dependencies"].items()
+    } == installed
+
+
+def test_the_declared_platform_solves_the_pinned_packages(export_world: ExportWorld) -> None:
+    from rattler import MatchSpec
+
+    model = prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+    declared = model.platform_declaration
+    vps = [v for v in SOLVE_VIRTUAL_PACKAGES if not v.startswith(("__cuda=", "__cuda_arch="))]
+    vps += [f"__cuda={declared.cuda}", f"__cuda_arch={declared.cuda_arch}"]
+    specs = conda_specs(render(model, "environment-yml"))
+    records = solve([export_world.channel], [MatchSpec(s) for s in specs], vps)
+    assert {(r.name.normalized, str(r.version), str(r.build)) for r in records} == (
+        export_world.record_set
+    )
+
+
+def test_from_history_pins_the_toolkit_the_user_never_asked_for(world_copy: ExportWorld) -> None:
+    # The user asked for python and libcublas only; the solver picked cuda-version 12.6 then.
+    # Re-solved without the pin, the same request now gives 12.9 (the newest the driver allows).
+    (world_copy.prefix / "conda-meta" / "history").write_text(
+        "==> 2026-05-01 10:00:00 <==\n"
+        f"# cmd: conda create -p {world_copy.prefix} -c {world_copy.channel.url} python libcublas\n"
+        "# update specs: ['python 3.12.*', 'libcublas']\n"
+    )
+    model = prepare_export(
+        prefix=world_copy.prefix,
+        find_links=[str(world_copy.wheels)],
+        env=OVERRIDES,
+        from_history=True,
+    )
+    specs = conda_specs(render(model, "environment-yml"))
+    assert specs[:3] == ["python 3.12.*", "libcublas", "cuda-version=12.6"]
+    assert resolve(world_copy, specs) == world_copy.record_set
+    unpinned = resolve(world_copy, ["python 3.12.*", "libcublas"])
+    assert ("cuda-version", "12.9", "h0_3") in unpinned  # what the pin prevents

@@ -1,0 +1,1 @@
+"""Tests of variant_bridge.indexes: find-links, simple indexes, downloads."""

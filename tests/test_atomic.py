@@ -1,0 +1,119 @@
+"""Atomic writes: the old file survives any failure byte for byte, and no temporary is left."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from variant_bridge import atomic
+from variant_bridge.atomic import CHUNK_SIZE, write_atomic
+
+OLD = b"name: old\n" * 10
+NEW = "name: new\n" * (3 * CHUNK_SIZE // 10)  # several chunks, so a failure can hit mid-write
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_writes_a_new_file_with_the_umask_mode(tmp_path: Path) -> None:
+    target = tmp_path / "environment.yml"
+    old_umask = os.umask(0o022)
+    try:
+        write_atomic(target, NEW)
+    finally:
+        os.umask(old_umask)
+    assert target.read_text() == NEW
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert leftovers(tmp_path) == []
+
+
+def test_replacing_keeps_the_mode_of_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "pixi.toml"
+    target.write_bytes(OLD)
+    target.chmod(0o600)  # a private manifest must not become world-readable
+    write_atomic(target, NEW)
+    assert target.read_text() == NEW
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_no_overwrite_refuses_and_leaves_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "environment.yml"
+    target.write_bytes(OLD)
+    with pytest.raises(FileExistsError):
+        write_atomic(target, NEW, overwrite=False)
+    assert target.read_bytes() == OLD
+    assert leftovers(tmp_path) == []
+
+
+def test_no_overwrite_catches_a_file_that_appears_during_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The up-front check passes; another process creates the file before the final step.
+    target = tmp_path / "environment.yml"
+
+    def racing(_temporary: Path, written: int) -> None:
+        if written >= CHUNK_SIZE and not target.exists():
+            target.write_bytes(OLD)
+
+    monkeypatch.setattr(atomic, "fault_hook", racing)
+    with pytest.raises(FileExistsError):
+        write_atomic(target, NEW, overwrite=False)
+    assert target.read_bytes() == OLD  # the other writer's file is not clobbered
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("fail_after", "error"),
+    [
+        (CHUNK_SIZE, OSError(errno.ENOSPC, "No space left on device")),  # disk full mid-write
+        (2 * CHUNK_SIZE, OSError(errno.EIO, "Input/output error")),  # I/O error later on
+        (CHUNK_SIZE, KeyboardInterrupt()),  # Ctrl-C while writing
+    ],
+)
+def test_a_failure_mid_write_leaves_the_old_file_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int, error: BaseException
+) -> None:
+    target = tmp_path / "environment.yml"
+    target.write_bytes(OLD)
+    before = target.stat()
+
+    def fail(temporary: Path, written: int) -> None:
+        assert temporary.parent == tmp_path  # same directory, so the rename stays atomic
+        if written >= fail_after:
+            raise error
+
+    monkeypatch.setattr(atomic, "fault_hook", fail)
+    with pytest.raises(type(error)):
+        write_atomic(target, NEW)
+    assert target.read_bytes() == OLD
+    assert target.stat().st_ino == before.st_ino  # not even replaced by a copy
+    assert leftovers(tmp_path) == []
+
+
+def test_a_symlink_is_followed_and_survives(tmp_path: Path) -> None:
+    real = tmp_path / "real.toml"
+    real.write_bytes(OLD)
+    link = tmp_path / "pixi.toml"
+    link.symlink_to(real)
+    write_atomic(link, NEW)
+    assert link.is_symlink()
+    assert real.read_text() == NEW
+
+
+def test_an_unwritable_directory_is_an_oserror_and_changes_nothing(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    target = tmp_path / "environment.yml"
+    target.write_bytes(OLD)
+    tmp_path.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError):
+            write_atomic(target, NEW)
+    finally:
+        tmp_path.chmod(0o700)
+    assert target.read_bytes() == OLD
