@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,18 +10,13 @@ import pytest
 from tests.worlds.channel import Channel, base_packages, cuda_packages, microarch_packages
 
 # Variables that change detection; tests start without them so the host cannot leak in.
-_DETECTION_VARIABLES = tuple(
-    name
-    for name in os.environ
-    if name.startswith(("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX"))
-)
+_DETECTION_PREFIXES = ("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX")
 
 
 @pytest.fixture(autouse=True)
-def _clean_detection_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in _DETECTION_VARIABLES:
+def _clean_detection_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith(_DETECTION_PREFIXES)]:
         monkeypatch.delenv(name, raising=False)
-    yield
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,6 @@
 """PEP 825 selection rules, one by one, with hand-built supported properties and wheel names."""
 
 # Parametrize tables keep one case per line (with the defect it catches), whatever its length.
-# ruff: noqa: E501
 
 from __future__ import annotations
 

@@ -24,10 +24,6 @@ import pytest
 from tests.worlds.channel import Channel
 from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 from tests.worlds.wheels import Release, make_release
-from variant_bridge.detect import detect_environment
-from variant_bridge.metadata import read_variant_json
-from variant_bridge.select import rank_variants
-from variant_bridge.translate import supported_properties
 
 pytestmark = pytest.mark.slow
 
@@ -134,12 +130,12 @@ def run(command: list[str], environ: Mapping[str, str]) -> subprocess.CompletedP
 
 
 def bridged_choice(release: Release, prefix: Path, environ: Mapping[str, str]) -> str:
-    """The label variant-bridge's own selection picks for this world."""
-    assert release.variants_json is not None
-    meta = read_variant_json(release.variants_json.read_bytes(), source=str(release.variants_json))
-    supported = supported_properties(detect_environment(prefix=prefix, env=environ))
-    ranked = rank_variants(meta.variants, supported, namespace_priorities=meta.namespace_priorities)
-    return next(r.label for r in ranked if r.compatible)
+    """The label ``variant-bridge select`` picks for this world."""
+    find_links = next(iter(release.wheels.values())).parent
+    command = [str(SCRIPT), "select", PACKAGE, "--find-links", str(find_links),
+               "--prefix", str(prefix), "--json"]  # fmt: skip
+    (choice,) = json.loads(run(command, environ).stdout)
+    return str(choice["selected"]["label"])
 
 
 def test_run_makes_uv_pick_the_bridged_label_and_plain_uv_does_not(

@@ -80,6 +80,9 @@ def test_locked_conda_packages(default: Environment, world: LockWorld) -> None:
     assert cublas.md5 == solved.md5.hex()
     assert cublas.depends == ("cuda-version >=12.6,<12.7.0a0", "__glibc >=2.17,<3.0.a0")
     assert cublas.subdir == "linux-64"
+    # Plain text, comparable and JSON-serialisable like a prefix's records (not rattler objects).
+    assert type(cublas.build) is str
+    assert cublas.build == "h0_0"
 
 
 def test_toolkit_python_origin(default: Environment) -> None:

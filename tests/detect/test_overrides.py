@@ -172,7 +172,9 @@ def test_nv_force_rejects_a_bad_driver_version() -> None:
         ({"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "5.0"}, {"__cuda_arch": "5.0"}),
     ],
 )
-def test_nv_force_none_declares_absent(variables: dict[str, str], expected: dict[str, object]) -> None:
+def test_nv_force_none_declares_absent(
+    variables: dict[str, str], expected: dict[str, object]
+) -> None:
     # `variant-bridge env` prints these values; sourcing them must not break later detection.
     facts = nv_force_facts(variables)
     assert {name: fact.value for name, fact in facts.items()} == expected

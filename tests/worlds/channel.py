@@ -20,8 +20,15 @@ from typing import Any
 # Versions of cuda-version conda-forge publishes (there is no 12.7).
 CUDA_VERSIONS = ("11.8", "12.0", "12.4", "12.6", "12.8", "12.9", "13.0")
 # component version per CUDA minor, e.g. cuda-cudart 12.6.77
-_COMPONENT_PATCH = {"11.8": "89", "12.0": "107", "12.4": "127", "12.6": "77", "12.8": "90",
-                    "12.9": "79", "13.0": "88"}
+_COMPONENT_PATCH = {
+    "11.8": "89",
+    "12.0": "107",
+    "12.4": "127",
+    "12.6": "77",
+    "12.8": "90",
+    "12.9": "79",
+    "13.0": "88",
+}
 
 
 @dataclass(frozen=True)
@@ -46,9 +53,14 @@ def write_package(channel: Path, pkg: Pkg) -> Path:
     """Write one ``.tar.bz2`` conda package into ``channel/subdir``."""
     files = pkg.files or {f"share/vb/{pkg.name}-{pkg.version}-{pkg.build}.txt": f"{pkg.name}\n"}
     index: dict[str, Any] = {
-        "name": pkg.name, "version": pkg.version, "build": pkg.build,
-        "build_number": pkg.build_number, "depends": list(pkg.depends),
-        "constrains": list(pkg.constrains), "license": "MIT", "subdir": pkg.subdir,
+        "name": pkg.name,
+        "version": pkg.version,
+        "build": pkg.build,
+        "build_number": pkg.build_number,
+        "depends": list(pkg.depends),
+        "constrains": list(pkg.constrains),
+        "license": "MIT",
+        "subdir": pkg.subdir,
         "timestamp": 1_700_000_000_000,
     }
     if pkg.noarch:
@@ -58,8 +70,12 @@ def write_package(channel: Path, pkg: Pkg) -> Path:
     if pkg.track_features:
         index["track_features"] = pkg.track_features
     paths = [
-        {"_path": p, "path_type": "hardlink", "sha256": hashlib.sha256(c.encode()).hexdigest(),
-         "size_in_bytes": len(c.encode())}
+        {
+            "_path": p,
+            "path_type": "hardlink",
+            "sha256": hashlib.sha256(c.encode()).hexdigest(),
+            "size_in_bytes": len(c.encode()),
+        }
         for p, c in files.items()
     ]
     members = {
@@ -93,14 +109,28 @@ def cuda_packages(versions: Iterable[str] = CUDA_VERSIONS) -> list[Pkg]:
     pkgs: list[Pkg] = []
     for ver in versions:
         major, minor = ver.split(".")
-        pkgs.append(Pkg("cuda-version", ver, "h0_3", subdir="noarch", build_number=3,
-                        noarch="generic",
-                        constrains=(f"__cuda >={major}", f"cudatoolkit {ver}|{ver}.*")))
+        pkgs.append(
+            Pkg(
+                "cuda-version",
+                ver,
+                "h0_3",
+                subdir="noarch",
+                build_number=3,
+                noarch="generic",
+                constrains=(f"__cuda >={major}", f"cudatoolkit {ver}|{ver}.*"),
+            )
+        )
         comp = f"{ver}.{_COMPONENT_PATCH[ver]}"
         upper = f"{major}.{int(minor) + 1}.0a0"
         for name in ("cuda-cudart", "libcublas"):
-            pkgs.append(Pkg(name, comp, "h0_0",
-                            depends=(f"cuda-version >={ver},<{upper}", "__glibc >=2.17,<3.0.a0")))
+            pkgs.append(
+                Pkg(
+                    name,
+                    comp,
+                    "h0_0",
+                    depends=(f"cuda-version >={ver},<{upper}", "__glibc >=2.17,<3.0.a0"),
+                )
+            )
     return pkgs
 
 
@@ -112,8 +142,9 @@ def x86_64_names_at_level(level: int) -> list[str]:
         names = {a.name for a in [t, *t.ancestors]}
         return max([1] + [int(n[-1]) for n in names if n.startswith("x86_64_v")])
 
-    return sorted(n for n, t in archspec.cpu.TARGETS.items()
-                  if t.family.name == "x86_64" and lvl(t) >= level)
+    return sorted(
+        n for n, t in archspec.cpu.TARGETS.items() if t.family.name == "x86_64" and lvl(t) >= level
+    )
 
 
 def microarch_packages() -> list[Pkg]:
@@ -121,9 +152,16 @@ def microarch_packages() -> list[Pkg]:
     pkgs = []
     for level in (1, 2, 3, 4):
         regex = "|".join(x86_64_names_at_level(level))
-        pkgs.append(Pkg("_x86_64-microarch-level", str(level), f"{level}_level{level}",
-                        subdir="noarch", noarch="generic",
-                        depends=(f"__archspec[version='1.*', build='^({regex})$']",)))
+        pkgs.append(
+            Pkg(
+                "_x86_64-microarch-level",
+                str(level),
+                f"{level}_level{level}",
+                subdir="noarch",
+                noarch="generic",
+                depends=(f"__archspec[version='1.*', build='^({regex})$']",),
+            )
+        )
     return pkgs
 
 
@@ -151,25 +189,36 @@ class Channel:
         index_channel(self.path)
         return self
 
-    def solve(self, specs: Sequence[str], virtual_packages: Sequence[str],
-              platform: str = "linux-64") -> list[Any]:
+    def solve(
+        self, specs: Sequence[str], virtual_packages: Sequence[str], platform: str = "linux-64"
+    ) -> list[Any]:
         """Solve *specs* with declared virtual packages like ``"__cuda=12.6"`` (rattler records)."""
         import rattler
 
         vps = [_generic_vp(text) for text in virtual_packages]
-        return asyncio.run(rattler.solve(
-            sources=[rattler.Channel(self.url)], specs=list(specs),
-            platforms=[platform, "noarch"], virtual_packages=vps,
-        ))
+        return asyncio.run(
+            rattler.solve(
+                sources=[rattler.Channel(self.url)],
+                specs=list(specs),
+                platforms=[platform, "noarch"],
+                virtual_packages=vps,
+            )
+        )
 
-    def install(self, records: Sequence[Any], prefix: Path, cache: Path,
-                requested: Sequence[str] = ()) -> Path:
+    def install(
+        self, records: Sequence[Any], prefix: Path, cache: Path, requested: Sequence[str] = ()
+    ) -> Path:
         import rattler
 
-        asyncio.run(rattler.install(
-            list(records), target_prefix=prefix, cache_dir=cache, show_progress=False,
-            requested_specs=[rattler.MatchSpec(s)._match_spec for s in requested] or None,
-        ))
+        asyncio.run(
+            rattler.install(
+                list(records),
+                target_prefix=prefix,
+                cache_dir=cache,
+                show_progress=False,
+                requested_specs=[rattler.MatchSpec(s)._match_spec for s in requested] or None,
+            )
+        )
         return prefix
 
 
@@ -178,5 +227,6 @@ def _generic_vp(text: str) -> Any:
     from rattler.package import BuildString
 
     name, version, *build = text.split("=")
-    return GenericVirtualPackage(PackageName(name), Version(version),
-                                 BuildString(build[0] if build else "0"))
+    return GenericVirtualPackage(
+        PackageName(name), Version(version), BuildString(build[0] if build else "0")
+    )

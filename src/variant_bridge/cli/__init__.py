@@ -83,8 +83,9 @@ class _Group(click.Group):
 def main() -> None:
     """Bridge wheel-variant properties (PEP 825) and conda virtual packages.
 
-    See what a conda/pixi environment supports, as wheel-variant properties, and which conda
-    specs a variant wheel's properties need.
+    See what a conda/pixi environment supports, as wheel-variant properties; choose and install
+    the variant wheel that agrees with it; make uv agree with it; translate properties to conda
+    specs; export a mixed environment to environment.yml or pixi.toml.
 
     \b
     Examples:
@@ -93,12 +94,27 @@ def main() -> None:
       variant-bridge detect --target cuda=12.8 --target cuda_arch=9.0
       variant-bridge translate "nvidia :: cuda_version_lower_bound :: 12.8"
       variant-bridge translate --from-conda __cuda=12.9 cuda-version=12.6
+      variant-bridge select torch --index-url https://download.pytorch.org/whl/variant/
+      variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX"
+      variant-bridge run -- uv pip install --preview-features wheel-variants torch
+      variant-bridge export --format pixi-toml -o pixi.toml
     """
 
 
 # Registered after `main` exists; the modules import nothing heavy at module level.
 from variant_bridge.cli import detect as _detect  # noqa: E402
+from variant_bridge.cli import env as _env  # noqa: E402
+from variant_bridge.cli import export as _export  # noqa: E402
+from variant_bridge.cli import select as _select  # noqa: E402
 from variant_bridge.cli import translate as _translate  # noqa: E402
 
-main.add_command(_detect.detect)
-main.add_command(_translate.translate)
+for _command in (
+    _detect.detect,
+    _translate.translate,
+    _select.select,
+    _select.install,
+    _env.env,
+    _env.run,
+    _export.export,
+):
+    main.add_command(_command)

@@ -7,6 +7,7 @@ environment the same way, so they take the same options with the same help.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,13 +134,13 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
                 )
             )
 
+        # wraps() also carries click's __click_params__: options declared below this decorator.
+        @functools.wraps(function)
         def wrapper(**kwargs: Any) -> Any:
             ctx = click.get_current_context()
             kwargs["env_options"] = _collect(ctx, kwargs, cuda_policy=cuda_policy)
             return function(**kwargs)
 
-        wrapper.__name__ = function.__name__
-        wrapper.__doc__ = function.__doc__
         decorated: Any = wrapper
         for option in reversed(options):
             decorated = option(decorated)

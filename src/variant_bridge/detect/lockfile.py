@@ -152,9 +152,9 @@ def _conda_record(record: Any) -> CondaRecord:
     return CondaRecord(
         name=record.name.normalized,
         version=str(record.version),
-        build=record.build,
+        build=str(record.build),  # rattler hands back a BuildString, the snapshot holds text
         build_number=int(record.build_number),
-        subdir=record.subdir,
+        subdir=str(record.subdir),
         channel=record.channel or None,
         url=record.url or None,
         sha256=_hex(record.sha256),

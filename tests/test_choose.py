@@ -1,0 +1,152 @@
+"""Choosing per package: find-links and a loopback index, bridged ranking, reasons, duplicates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.worlds.index_server import IndexServer
+from tests.worlds.wheels import make_release, make_wheel
+from variant_bridge.choose import choose, parse_request
+from variant_bridge.environment import CondaRecord, Environment, Toolkit, VirtualPackage
+from variant_bridge.errors import InvalidTarget, SelectionError
+from variant_bridge.target_python import TargetPython
+
+PY = TargetPython("3.12.7")
+BASE = (
+    VirtualPackage("__glibc", "2.36"),
+    VirtualPackage("__archspec", "1", "haswell"),
+    VirtualPackage("__unix", "0"),
+    VirtualPackage("__linux", "6.1"),
+)
+
+
+def _env(cuda: str | None, toolkit: str | None = None, *records: CondaRecord) -> Environment:
+    vps = BASE + ((VirtualPackage("__cuda", cuda, source="CONDA_OVERRIDE_CUDA"),) if cuda else ())
+    tk = Toolkit("cuda-version", toolkit, "conda-meta") if toolkit else None
+    return Environment("linux-64", vps, tk, conda_packages=records, python="3.12.7")
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wheels")
+    make_release(
+        root,
+        "gpupkg",
+        "1.0",
+        {
+            "cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"],
+            "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6"],
+            "null": [],
+        },
+        requires=["nvidia-cublas-cu12==12.6.4.1", "numpy>=1"],
+    )
+    make_wheel(root, "plainpkg", "2.0")
+    return root
+
+
+@pytest.fixture(scope="module")
+def index(wheels: Path) -> Iterator[IndexServer]:
+    with IndexServer(wheels) as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    ("env", "policy", "label"),
+    [
+        (_env("12.9", "12.6"), None, "cu126"),  # toolkit policy: the prefix's toolkit decides
+        (_env("12.9", "12.6"), "driver", "cu129"),  # driver policy: what uv alone would pick
+        (_env("12.9"), None, "cu129"),  # no toolkit: driver policy by default
+        (_env(None), None, "null"),  # no driver: the null variant
+        (_env("12.4"), None, "null"),  # driver too old for every variant
+    ],
+)
+def test_choice_follows_the_bridged_view(
+    wheels: Path, env: Environment, policy: str | None, label: str
+) -> None:
+    (choice,) = choose(["gpupkg"], env=env, python=PY, find_links=[wheels], policy=policy)  # type: ignore[arg-type]
+    assert choice.selected is not None
+    assert choice.selected.label == label
+
+
+def test_every_file_gets_a_reason_in_conda_terms(wheels: Path) -> None:
+    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
+    reasons = {v.label: v.reason for v in choice.selection.verdicts}
+    assert "toolkit is cuda-version 12.6" in reasons["cu129"]
+    assert set(reasons) == {"cu129", "cu126", "null", None}
+    data = choice.to_json()
+    assert data["selected"]["label"] == "cu126"
+    assert data["selected"]["properties"] == ["nvidia :: cuda_version_lower_bound :: 12.6"]
+    by_label = {c["label"]: c for c in data["candidates"]}
+    assert by_label["cu129"]["compatible"] is False
+    assert by_label["cu129"]["rank"] is None
+    assert by_label["cu126"]["rank"] == 1
+    assert by_label[None]["rank"] == 3  # the non-variant wheel comes after null
+
+
+def test_loopback_index_gives_the_same_choice(wheels: Path, index: IndexServer) -> None:
+    env = _env("12.9", "12.6")
+    (local,) = choose(["gpupkg==1.0"], env=env, python=PY, find_links=[wheels])
+    (remote,) = choose(["gpupkg==1.0"], env=env, python=PY, index_urls=[index.url])
+    assert remote.selected is not None
+    assert local.selected is not None
+    assert remote.selected.label == local.selected.label == "cu126"
+    assert remote.selected.url.startswith("http://127.0.0.1")
+    assert remote.selected.sha256  # the index advertised a hash
+
+
+def test_duplicated_cuda_libraries_are_named(wheels: Path) -> None:
+    cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
+    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6", cublas), python=PY, find_links=[wheels])
+    (dup,) = choice.duplicates
+    assert (dup.pypi, dup.conda, dup.conda_version) == (
+        "nvidia-cublas-cu12",
+        "libcublas",
+        "12.6.77",
+    )
+    assert "nvidia-cublas-cu12==12.6.4.1" in dup.message
+    assert "libcublas 12.6.77" in dup.message
+    assert choice.to_json()["duplicates"][0]["conda"] == "libcublas"
+
+
+def test_no_duplicates_without_the_conda_library(wheels: Path) -> None:
+    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
+    assert choice.duplicates == ()
+    assert choice.requirements == ("nvidia-cublas-cu12==12.6.4.1", "numpy>=1")
+
+
+def test_nothing_compatible_lists_every_rejection(tmp_path: Path) -> None:
+    make_release(tmp_path, "onlygpu", "1.0", {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"]},
+                 non_variant=False)  # fmt: skip
+    (choice,) = choose(["onlygpu"], env=_env(None), python=PY, find_links=[tmp_path])
+    assert choice.selected is None
+    assert "onlygpu-1.0-py3-none-any-cu129.whl: variant cu129: needs an NVIDIA driver" in (
+        choice.failure()
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_text", "error", "message"),
+    [
+        ("nosuchpkg", SelectionError, "no files for 'nosuchpkg'"),  # unknown package
+        ("gpupkg @ https://x/y.whl", InvalidTarget, "URLs and markers are not supported"),  # direct URL
+        ("gpupkg==", InvalidTarget, "expected NAME or NAME==VERSION"),  # malformed
+        ("gpupkg==9.9", SelectionError, "no version"),  # pinned version that does not exist
+    ],
+)  # fmt: skip
+def test_bad_requests(
+    wheels: Path, request_text: str, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        choose([request_text], env=_env(None), python=PY, find_links=[wheels])
+
+
+def test_a_source_is_required() -> None:
+    with pytest.raises(InvalidTarget, match="no package source"):
+        choose(["gpupkg"], env=_env(None), python=PY)
+
+
+def test_parse_request_keeps_the_specifier() -> None:
+    assert str(parse_request("GPUpkg>=1,<2").specifier) == "<2,>=1"

@@ -1,0 +1,183 @@
+"""Installing exactly the chosen wheel, hash-checked first, with real uv and pip into throwaway venvs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.worlds.index_server import IndexServer
+from tests.worlds.wheels import make_release, make_wheel
+from variant_bridge.choose import choose
+from variant_bridge.environment import Environment, Toolkit, VirtualPackage
+from variant_bridge.errors import IndexError_, InstallError
+from variant_bridge.install import find_uv, install, plan_install
+from variant_bridge.target_python import TargetPython
+
+pytestmark = pytest.mark.slow
+
+ENV = Environment(
+    "linux-64",
+    (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9")),
+    Toolkit("cuda-version", "12.6", "conda-meta"),
+)
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wheels")
+    make_release(
+        root,
+        "gpupkg",
+        "1.0",
+        {
+            "cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"],
+            "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6"],
+            "null": [],
+        },
+        requires=["helperdep>=1"],
+    )
+    make_wheel(root, "helperdep", "1.1")
+    return root
+
+
+def _venv(path: Path, *, with_pip: bool) -> TargetPython:
+    if with_pip:
+        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    else:
+        uv = find_uv()
+        assert uv is not None
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=True)
+    python = path / "bin" / "python"
+    return TargetPython("{}.{}.{}".format(*sys.version_info[:3]), str(python), source="--python")
+
+
+def _installed(target: TargetPython) -> dict[str, str | None]:
+    """name -> installed variant label (None for a non-variant wheel)."""
+    code = (
+        "import importlib.metadata as m, json\n"
+        "out = {}\n"
+        "for d in m.distributions():\n"
+        "    v = d.read_text('variant.json')\n"
+        "    out[d.metadata['Name']] = next(iter(json.loads(v)['variants'])) if v else None\n"
+        "print(json.dumps(out))\n"
+    )
+    assert target.executable is not None
+    run = subprocess.run(
+        [target.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+def _direct_url(target: TargetPython, name: str) -> dict[str, object]:
+    assert target.executable is not None
+    code = f"import importlib.metadata as m; print(m.distribution({name!r}).read_text('direct_url.json'))"
+    run = subprocess.run(
+        [target.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_installs_exactly_the_chosen_variant(wheels: Path, tmp_path: Path, installer: str) -> None:
+    target = _venv(tmp_path / "venv", with_pip=installer == "pip")
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    plan = plan_install(choices, python=target, installer=installer, find_links=[wheels])  # type: ignore[arg-type]
+    result = install(plan)
+    installed = _installed(target)
+    assert installed["gpupkg"] == "cu126"  # the variant, with its variant.json kept
+    assert installed["helperdep"] is None  # the rest resolved from the same find-links
+    origin = _direct_url(target, "gpupkg")
+    assert origin["url"] == (wheels / "gpupkg-1.0-py3-none-any-cu126.whl").as_uri()
+    assert origin["archive_info"] == {  # PEP 610 points at the real file, not the staging copy
+        "hashes": {"sha256": dict(result.hashes)["gpupkg-1.0-py3-none-any-cu126.whl"]},
+        "hash": "sha256=" + dict(result.hashes)["gpupkg-1.0-py3-none-any-cu126.whl"],
+    }
+    assert plan.installer == installer
+
+
+def test_record_stays_valid_after_origin_rewrite(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    install(plan_install(choices, python=target, installer="uv", find_links=[wheels]))
+    assert target.executable is not None
+    check = subprocess.run(
+        [target.executable, "-c",
+         ("import importlib.metadata as m, hashlib, base64\n"
+         "d = m.distribution('gpupkg')\n"
+         "for f in d.files:\n"
+         "    if f.hash and f.name == 'direct_url.json':\n"
+         "        data = f.read_binary()\n"
+         "        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()\n"
+         "        print(h == f.hash.value)\n")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert check.stdout.strip() == "True"
+
+
+def test_hash_mismatch_installs_nothing(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    with IndexServer(wheels, wrong_hash=frozenset({"gpupkg-1.0-py3-none-any-cu126.whl"})) as index:
+        choices = choose(["gpupkg"], env=ENV, python=target, index_urls=[index.url])
+        plan = plan_install(choices, python=target, installer="uv", index_urls=[index.url])
+        with pytest.raises(
+            InstallError, match=r"hash mismatch for gpupkg-1\.0-py3-none-any-cu126\.whl"
+        ):
+            install(plan)
+    assert "gpupkg" not in _installed(target)
+
+
+def test_unreachable_index_at_download_installs_nothing(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    with IndexServer(wheels) as index:
+        choices = choose(["gpupkg"], env=ENV, python=target, index_urls=[index.url])
+        plan = plan_install(choices, python=target, installer="uv", index_urls=[index.url])
+    with pytest.raises(IndexError_, match="cannot"):
+        install(plan)  # the server is gone
+    assert "gpupkg" not in _installed(target)
+
+
+def test_dry_run_installs_nothing(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    result = install(plan_install(choices, python=target, installer="uv", find_links=[wheels]),
+                     dry_run=True)  # fmt: skip
+    assert "--dry-run" in result.command
+    assert "gpupkg" in result.output
+    assert "gpupkg" not in _installed(target)
+
+
+def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_path: Path) -> None:
+    version_only = TargetPython("3.12.7", source="--python")
+    choices = choose(["gpupkg"], env=ENV, python=version_only, find_links=[wheels])
+    with pytest.raises(InstallError, match="no interpreter to install into"):
+        plan_install(choices, python=version_only)
+    make_release(tmp_path, "onlygpu", "1.0", {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"]},
+                 non_variant=False)  # fmt: skip
+    none = choose(["onlygpu"], env=ENV, python=version_only, find_links=[tmp_path])
+    with pytest.raises(InstallError, match=r"no compatible wheel for onlygpu 1\.0: .*cu129"):
+        plan_install(none, python=version_only)
+
+
+def test_default_installer_is_uv_when_available(wheels: Path) -> None:
+    target = TargetPython("3.12.7", sys.executable)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    assert plan_install(choices, python=target).installer == "uv"
+
+
+@pytest.fixture
+def _no_uv(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine without uv: neither on PATH nor as the `uv` package's binary.
+    monkeypatch.setattr("variant_bridge.install.find_uv", lambda: None)
+
+
+@pytest.mark.usefixtures("_no_uv")
+def test_pip_when_uv_is_missing_and_a_clear_error_when_uv_is_demanded(wheels: Path) -> None:
+    target = TargetPython("3.12.7", sys.executable)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    assert plan_install(choices, python=target).installer == "pip"
+    with pytest.raises(InstallError, match="uv is not installed"):
+        plan_install(choices, python=target, installer="uv")

@@ -1,0 +1,109 @@
+"""The target interpreter and its tags: what select filters wheel tags with."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.tags import Tag
+
+from variant_bridge.environment import Environment, VirtualPackage
+from variant_bridge.errors import InvalidTarget
+from variant_bridge.target_python import (
+    TargetPython,
+    platform_tags,
+    resolve_target_python,
+    target_tags,
+)
+
+LINUX = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
+
+
+def test_version_argument_is_taken_as_is() -> None:
+    target = resolve_target_python("3.12", LINUX)
+    assert (target.version, target.executable, target.source) == ("3.12", None, "--python")
+
+
+def test_interpreter_argument_is_probed() -> None:
+    target = resolve_target_python(sys.executable, LINUX)
+    assert target.executable == sys.executable
+    assert target.version == "{}.{}.{}".format(*sys.version_info[:3])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "/no/such/python",  # not a file
+        "three.twelve",  # neither a version nor an interpreter
+    ],
+)
+def test_bad_python_argument_is_one_clear_error(value: str) -> None:
+    with pytest.raises(InvalidTarget, match=r"expected a version like 3\.12"):
+        resolve_target_python(value, LINUX)
+
+
+def test_a_file_that_is_no_interpreter_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(InvalidTarget, match="cannot run it as a Python interpreter"):
+        resolve_target_python(str(fake), LINUX)
+
+
+def test_prefix_python_wins_over_the_running_one(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    os.symlink(sys.executable, tmp_path / "bin" / "python")
+    env = Environment("linux-64", python="3.12.7")
+    target = resolve_target_python(None, env, prefix=tmp_path)
+    assert target.source == "prefix"
+    assert target.executable == str(tmp_path / "bin" / "python")
+    assert target.version == "3.12.7"  # the prefix's conda record, not a probe
+
+
+def test_locked_python_version_is_used_without_interpreter() -> None:
+    env = Environment("linux-64", python="3.13.1", origin="pixi.lock default/linux-64")
+    target = resolve_target_python(None, env)
+    assert (target.version, target.executable) == ("3.13.1", None)
+
+
+def test_running_interpreter_is_the_last_resort() -> None:
+    assert resolve_target_python(None, Environment("linux-64")).executable == sys.executable
+
+
+def test_manylinux_tags_follow_glibc() -> None:
+    tags = platform_tags(LINUX)
+    assert tags[0] == "manylinux_2_28_x86_64"
+    assert "manylinux_2_29_x86_64" not in tags  # newer than the environment's glibc
+    # legacy aliases sit right after the glibc they stand for
+    assert tags.index("manylinux2014_x86_64") == tags.index("manylinux_2_17_x86_64") + 1
+    assert tags.index("manylinux1_x86_64") == tags.index("manylinux_2_5_x86_64") + 1
+    assert tags[-1] == "linux_x86_64"
+
+
+@pytest.mark.parametrize(
+    ("env", "first", "absent"),
+    [
+        (Environment("linux-64"), "linux_x86_64", "manylinux_2_17_x86_64"),  # no __glibc: no manylinux
+        (
+            Environment("linux-aarch64", (VirtualPackage("__glibc", "2.17"),)),
+            "manylinux_2_17_aarch64",
+            "manylinux2010_aarch64",  # manylinux2010 never existed for aarch64
+        ),
+        (Environment("osx-arm64", (VirtualPackage("__osx", "13.0"),)), "macosx_13_0_arm64", "macosx_14_0_arm64"),
+        (Environment("win-64"), "win_amd64", "linux_x86_64"),
+    ],
+)  # fmt: skip
+def test_platform_tags_per_platform(env: Environment, first: str, absent: str) -> None:
+    tags = platform_tags(env)
+    assert tags[0] == first
+    assert absent not in tags
+
+
+def test_target_tags_for_another_python_prefer_its_own_abi() -> None:
+    tags = target_tags(TargetPython("3.12.7"), LINUX)
+    assert tags[0] == Tag("cp312", "cp312", "manylinux_2_28_x86_64")
+    assert Tag("cp311", "abi3", "manylinux_2_17_x86_64") in tags
+    assert Tag("cp313", "cp313", "manylinux_2_28_x86_64") not in tags
+    assert tags.index(Tag("py3", "none", "any")) > tags.index(Tag("cp312", "none", "any"))
