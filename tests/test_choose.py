@@ -150,3 +150,51 @@ def test_a_source_is_required() -> None:
 
 def test_parse_request_keeps_the_specifier() -> None:
     assert str(parse_request("GPUpkg>=1,<2").specifier) == "<2,>=1"
+
+
+@pytest.mark.parametrize(
+    ("requests", "message"),
+    [
+        (["gpupkg[cuda]"], "extras are not supported"),  # extras would be dropped silently
+        (["gpupkg", "GPUpkg==1.0"], "'GPUpkg' is requested more than once"),  # same project twice
+    ],
+)
+def test_requests_that_cannot_be_honoured(wheels: Path, requests: list[str], message: str) -> None:
+    with pytest.raises(InvalidTarget, match=message):
+        choose(requests, env=_env(None), python=PY, find_links=[wheels])
+
+
+@pytest.mark.parametrize("url", ["not a url", "wheels/dir", "ftp://example.org/simple"])
+def test_index_urls_must_be_urls(url: str) -> None:
+    with pytest.raises(
+        InvalidTarget, match=r"--index-url .*: expected an http://, https:// or file:// URL"
+    ):
+        choose(["gpupkg"], env=_env(None), python=PY, index_urls=[url])
+
+
+def test_a_corrupt_wheel_of_the_chosen_version_is_an_error(tmp_path: Path) -> None:
+    make_release(
+        tmp_path,
+        "gpupkg",
+        "1.0",
+        {"cu126": ["nvidia :: cuda_version_lower_bound :: 12.6"], "null": []},
+    )
+    (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").write_bytes(b"truncated")
+    with pytest.raises(
+        SelectionError, match=r"gpupkg-1\.0-py3-none-any-cu126\.whl in .*: not a readable wheel"
+    ):
+        choose(["gpupkg"], env=_env("12.9"), python=PY, find_links=[tmp_path])
+
+
+def test_remote_requirements_are_read_from_the_downloaded_wheel(
+    wheels: Path, index: IndexServer, tmp_path: Path
+) -> None:
+    cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
+    env = _env("12.9", "12.6", cublas)
+    (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
+    assert without.requirements is None  # no PEP 658 metadata and no download allowed
+    (with_download,) = choose(
+        ["gpupkg"], env=env, python=PY, index_urls=[index.url], download_to=tmp_path
+    )
+    assert [d.conda for d in with_download.duplicates] == ["libcublas"]
+    assert (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").is_file()  # install reuses it

@@ -16,6 +16,7 @@ from variant_bridge.environment import Environment, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexError_, InstallError
 from variant_bridge.install import find_uv, install, plan_install
 from variant_bridge.target_python import TargetPython
+from variant_bridge.translate import host_subdir
 
 pytestmark = pytest.mark.slow
 
@@ -181,3 +182,69 @@ def test_pip_when_uv_is_missing_and_a_clear_error_when_uv_is_demanded(wheels: Pa
     assert plan_install(choices, python=target).installer == "pip"
     with pytest.raises(InstallError, match="uv is not installed"):
         plan_install(choices, python=target, installer="uv")
+
+
+def test_pip_replaces_another_variant_of_the_same_version(wheels: Path, tmp_path: Path) -> None:
+    # pip keeps an installed distribution of the same version, whatever file it came from.
+    target = _venv(tmp_path / "venv", with_pip=True)
+    driver_only = Environment(
+        "linux-64", (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9"))
+    )
+    first = choose(["gpupkg"], env=driver_only, python=target, find_links=[wheels])
+    install(plan_install(first, python=target, installer="pip", find_links=[wheels]))
+    assert _installed(target)["gpupkg"] == "cu129"
+    second = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])  # toolkit 12.6
+    install(plan_install(second, python=target, installer="pip", find_links=[wheels]))
+    assert _installed(target)["gpupkg"] == "cu126"
+    assert str(_direct_url(target, "gpupkg")["url"]).endswith("-cu126.whl")
+
+
+def test_uv_replaces_another_variant_of_the_same_version(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    driver_only = Environment(
+        "linux-64", (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9"))
+    )
+    install(plan_install(choose(["gpupkg"], env=driver_only, python=target, find_links=[wheels]),
+                         python=target, installer="uv", find_links=[wheels]))  # fmt: skip
+    install(plan_install(choose(["gpupkg"], env=ENV, python=target, find_links=[wheels]),
+                         python=target, installer="uv", find_links=[wheels]))  # fmt: skip
+    assert _installed(target)["gpupkg"] == "cu126"
+
+
+def test_a_corrupt_wheel_from_an_index_is_refused_by_name(tmp_path: Path) -> None:
+    root = tmp_path / "wheels"
+    root.mkdir()
+    make_release(root, "gpupkg", "1.0", {"cu126": ["nvidia :: cuda_version_lower_bound :: 12.6"]})
+    (root / "gpupkg-1.0-py3-none-any.whl").write_bytes(b"not a zip")  # the non-variant wheel
+    target = _venv(tmp_path / "venv", with_pip=False)
+    no_cuda = Environment("linux-64", (VirtualPackage("__glibc", "2.36"),))
+    with IndexServer(root) as index:
+        choices = choose(["gpupkg"], env=no_cuda, python=target, index_urls=[index.url])
+        plan = plan_install(choices, python=target, installer="uv", index_urls=[index.url])
+        with pytest.raises(
+            InstallError, match=r"gpupkg-1\.0-py3-none-any\.whl from http.* is not a valid wheel"
+        ):
+            install(plan)
+    assert "gpupkg" not in _installed(target)
+
+
+def test_installer_failure_keeps_the_cause(wheels: Path, tmp_path: Path) -> None:
+    root = tmp_path / "wheels"
+    root.mkdir()
+    make_wheel(root, "needsmissing", "1.0", requires=["nosuchdep>=1"])
+    target = _venv(tmp_path / "venv", with_pip=False)
+    choices = choose(["needsmissing"], env=ENV, python=target, find_links=[root])
+    with pytest.raises(InstallError) as caught:
+        install(plan_install(choices, python=target, installer="uv", find_links=[root]))
+    message = str(caught.value)
+    assert message.startswith("uv failed (exit 1): ")
+    assert "nosuchdep" in message  # the cause, not only uv's last line
+    assert "\n" not in message
+
+
+def test_wheels_chosen_for_another_platform_are_not_installed_here(wheels: Path) -> None:
+    target = TargetPython("3.12.7", sys.executable)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    other = "osx-arm64" if host_subdir() != "osx-arm64" else "linux-64"
+    with pytest.raises(InstallError, match=rf"chosen for {other}, but .* runs on {host_subdir()}"):
+        plan_install(choices, python=target, platform=other)

@@ -360,7 +360,7 @@ def test_verdicts_give_every_candidate_a_rank_and_reason() -> None:
         ("t-1.0-cp312-cp312-manylinux_2_34_x86_64-cu129.whl", None, "no matching platform tag: wheel is cp312-cp312-manylinux_2_34_x86_64, target is cp312-cp312-manylinux_2_28_x86_64 (platform tag manylinux_2_34_x86_64 not accepted, needs glibc >=2.34)"),
         ("t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu130.whl", None, "variant cu130: needs nvidia :: cuda_version_lower_bound :: 13.0; supported: 12.9, 12.8, 12.7, ..., 12"),
         ("t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu999.whl", None, "unknown variant label 'cu999': the package's variant metadata does not list it"),
-        ("t-1.0-cp312-cp312-win_amd64.whl", None, "no matching platform tag: wheel is cp312-cp312-win_amd64, target is cp312-cp312-manylinux_2_28_x86_64 (platform tag win_amd64 not accepted)"),
+        ("t-1.0-cp312-cp312-win_amd64.whl", None, "no matching platform tag: wheel is cp312-cp312-win_amd64, target is cp312-cp312-manylinux_2_28_x86_64 (built for Windows, the target is Linux)"),
     ]  # fmt: skip
 
 
@@ -458,3 +458,28 @@ def test_same_explanation_is_said_once() -> None:
         explain=lambda prop: "the GPU driver is too old",
     )
     assert ranked.reason == "the GPU driver is too old"  # not once per failing feature
+
+
+@pytest.mark.parametrize(
+    ("wheel", "reason"),
+    [
+        (
+            "t-1.0-cp312-cp312-manylinux_2_28_aarch64.whl",
+            "(built for aarch64 CPUs, the target is x86_64)",
+        ),  # another CPU: no glibc hint
+        (
+            "t-1.0-cp312-cp312-macosx_13_0_arm64.whl",
+            "(built for macOS, the target is Linux)",
+        ),  # another OS
+        (
+            "t-1.0-cp312-cp312-manylinux_2_34_x86_64.whl",
+            "(platform tag manylinux_2_34_x86_64 not accepted, needs glibc >=2.34)",
+        ),  # glibc too old
+    ],
+)
+def test_tag_mismatch_names_what_differs(wheel: str, reason: str) -> None:
+    tags = [Tag("cp312", "cp312", "manylinux_2_28_x86_64"), Tag("py3", "none", "any")]
+    selection = select_wheel([wheel], filename=WheelFilename.parse, variant=lambda _: None,
+                             supported=SupportedProperties(), tags=tags)  # fmt: skip
+    (verdict,) = selection.verdicts
+    assert verdict.reason.endswith(reason)

@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from variant_bridge.environment import CudaPolicy, Environment
-from variant_bridge.errors import InvalidTarget, SelectionError
+from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
+from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, PackageFiles, find_candidates
-from variant_bridge.indexes.download import fetch, url_to_path
+from variant_bridge.indexes.download import download, fetch, url_to_path
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.select import Selection, Verdict, select_wheel
 from variant_bridge.supported import SupportedProperties
@@ -47,8 +49,9 @@ class Duplicate:
     @property
     def message(self) -> str:
         return (
-            f"{self.required_by} requires {self.requirement} (PyPI), but the prefix already has "
-            f"{self.conda} {self.conda_version} (conda): the same CUDA library would load twice"
+            f"{self.required_by} requires {self.requirement} (PyPI), but the environment already "
+            f"has {self.conda} {self.conda_version} (conda): the same CUDA library would load "
+            "twice"
         )
 
     def to_json(self) -> dict[str, str]:
@@ -135,7 +138,38 @@ def parse_request(text: str) -> Requirement:
             f"invalid package request {text!r}: URLs and markers are not supported; use "
             "--find-links or --index-url"
         )
+    if requirement.extras:
+        raise InvalidTarget(
+            f"invalid package request {text!r}: extras are not supported; request the package, "
+            "then the extra's requirements by name"
+        )
     return requirement
+
+
+def _check_sources(index_urls: Sequence[str]) -> None:
+    for url in index_urls:
+        if urlsplit(url).scheme not in ("http", "https", "file"):
+            raise InvalidTarget(
+                f"--index-url {url!r}: expected an http://, https:// or file:// URL "
+                "(use --find-links for a directory)"
+            )
+
+
+def _check_unreadable(files: PackageFiles) -> None:
+    # A damaged file of the chosen version may be the best match: choosing around it silently
+    # would install something worse without saying so.
+    for name, reason in files.skipped:
+        if not reason.startswith("not a readable wheel"):
+            continue
+        try:
+            version = WheelFilename.parse(name).version
+        except InvalidWheelFilename:
+            continue
+        if version == files.version:
+            raise SelectionError(
+                f"{name} in {', '.join(files.sources)}: {reason}; replace or remove it "
+                "(it may be the best match for this environment)"
+            )
 
 
 def _reason_with_problem(verdict: Verdict[Candidate]) -> Verdict[Candidate]:
@@ -149,14 +183,28 @@ def _reason_with_problem(verdict: Verdict[Candidate]) -> Verdict[Candidate]:
     )
 
 
-def wheel_requirements(candidate: Candidate) -> tuple[str, ...] | None:
+def wheel_requirements(
+    candidate: Candidate, *, download_to: Path | None = None
+) -> tuple[str, ...] | None:
     """``Requires-Dist`` of a wheel, read from a local file or a PEP 658 ``.metadata`` file.
 
-    Returns ``None`` when neither is available without downloading the wheel.
+    :param download_to: when given, a remote wheel without ``.metadata`` is downloaded (and
+        hash-checked) there to be read; ``install`` passes its download directory, so the file
+        is fetched once.
+    :returns: ``None`` when the requirements cannot be read without downloading the wheel.
     """
     text: str | None = None
+    local: Path | None = None
     if candidate.url.startswith("file:"):
-        path = url_to_path(candidate.url)
+        local = url_to_path(candidate.url)
+    else:
+        response = fetch(candidate.url + ".metadata", not_found_ok=True)
+        if response is not None:
+            text = response.body.decode("utf-8", "replace")
+        elif download_to is not None:
+            local = download(candidate, download_to)
+    if local is not None:
+        path = local
         try:
             with zipfile.ZipFile(path) as zf:
                 name = next(
@@ -171,10 +219,6 @@ def wheel_requirements(candidate: Candidate) -> tuple[str, ...] | None:
                     text = zf.read(name).decode("utf-8", "replace")
         except (OSError, zipfile.BadZipFile):
             return None
-    else:
-        response = fetch(candidate.url + ".metadata", not_found_ok=True)
-        if response is not None:
-            text = response.body.decode("utf-8", "replace")
     if text is None:
         return None
     headers = HeaderParser().parsestr(text)
@@ -215,25 +259,35 @@ def choose(
     policy: CudaPolicy | None = None,
     cache_dir: Path | None = None,
     supported: SupportedProperties | None = None,
+    download_to: Path | None = None,
 ) -> tuple[PackageChoice, ...]:
     """Find and rank the wheels of every requested package for *env* and *python*.
 
     :param requests: ``NAME`` or ``NAME<specifier>`` strings.
     :param supported: the supported properties to rank with; ``None`` derives them from *env*
         with *policy* (semantics.md §3-4).
+    :param download_to: where a chosen remote wheel may be downloaded to read its requirements
+        (for the duplicate check) when the index has no PEP 658 metadata; ``None``: don't.
     :raises InvalidTarget: a malformed request; :raises SelectionError: an unknown package;
         :raises IndexError_: an unreachable index (see :func:`find_candidates`).
     """
     if not find_links and not index_urls:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
+    _check_sources(index_urls)
+    requirements_ = [parse_request(text) for text in requests]
+    seen: set[str] = set()
+    for requirement in requirements_:
+        name = canonicalize_name(requirement.name)
+        if name in seen:
+            raise InvalidTarget(f"{requirement.name!r} is requested more than once")
+        seen.add(name)
     tables = load_tables()
     if supported is None:
         supported = supported_properties(env, policy=policy, tables=tables)
     explain = functools.partial(explain_unsupported, env=env, policy=policy, tables=tables)
     tags = target_tags(python, env)
     choices: list[PackageChoice] = []
-    for text in requests:
-        requirement = parse_request(text)
+    for text, requirement in zip(requests, requirements_, strict=True):
         files = find_candidates(
             requirement.name,
             find_links=find_links,
@@ -244,6 +298,7 @@ def choose(
         )
         if not files.candidates:
             raise SelectionError(f"no wheels for {text} in {', '.join(files.sources)}")
+        _check_unreadable(files)
         metadata = files.metadata
         selection = select_wheel(
             files.candidates,
@@ -263,7 +318,7 @@ def choose(
         requirements: tuple[str, ...] | None = None
         duplicates: tuple[Duplicate, ...] = ()
         if selection.selected is not None:
-            requirements = wheel_requirements(selection.selected)
+            requirements = wheel_requirements(selection.selected, download_to=download_to)
             if requirements:
                 duplicates = _duplicates(requirements, env, tables, selection.selected.name)
         choices.append(PackageChoice(text, files, selection, duplicates, requirements))

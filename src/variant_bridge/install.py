@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from variant_bridge.errors import InstallError
 from variant_bridge.indexes import Candidate
 from variant_bridge.indexes.download import download, file_sha256
 from variant_bridge.target_python import TargetPython
+from variant_bridge.translate import host_subdir
 
 __all__ = [
     "INSTALLERS",
@@ -89,6 +91,9 @@ class InstallPlan:
             uv = find_uv()
             assert uv is not None  # plan_install() guarantees it
             head = [uv, "pip", "install", "--python", self.python.executable]
+            # The chosen files replace whatever variant of the same version is installed.
+            for candidate in self.candidates:
+                head += ["--reinstall-package", candidate.filename.name]
         else:
             head = [self.python.executable, "-m", "pip", "install", "--disable-pip-version-check"]
         tail = ["--dry-run"] if dry_run else []
@@ -102,8 +107,12 @@ def plan_install(
     installer: Installer | None = None,
     find_links: Sequence[str | os.PathLike[str]] = (),
     index_urls: Sequence[str] = (),
+    platform: str | None = None,
 ) -> InstallPlan:
     """Check that everything needed to install is there; nothing runs yet.
+
+    :param platform: the conda platform the wheels were chosen for; it must be this machine's,
+        where the target interpreter runs.
 
     :raises InstallError: a package has no compatible wheel (every rejection listed), there is no
         interpreter to install into, or the requested installer is missing.
@@ -113,7 +122,13 @@ def plan_install(
         raise InstallError("; ".join(c.failure() for c in missing))
     if python.executable is None:
         raise InstallError(
-            f"no interpreter to install into (target is {python}): pass --python PATH or --prefix"
+            f"no interpreter to install into (target is {python}): pass --python PATH"
+        )
+    if platform is not None and platform != host_subdir():
+        raise InstallError(
+            f"the wheels were chosen for {platform}, but {python.executable} runs on "
+            f"{host_subdir()}: install on a {platform} machine, or choose with --platform "
+            f"{host_subdir()}"
         )
     if installer is None:
         installer = "uv" if find_uv() is not None else "pip"
@@ -130,18 +145,59 @@ def plan_install(
 
 def _stage(candidate: Candidate, downloads: Path, staging: Path) -> Path:
     path = download(candidate, downloads)
+    try:
+        with zipfile.ZipFile(path):
+            pass
+    except (zipfile.BadZipFile, OSError) as e:
+        raise InstallError(
+            f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
+        ) from e
     staged = staging / candidate.filename.base
     shutil.copyfile(path, staged)
     return staged
 
 
-def _site_packages(python: str) -> list[Path]:
-    code = (
-        "import json, sysconfig; "
-        "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
-    )
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout
-    return [Path(p) for p in dict.fromkeys(json.loads(out))]
+_STATE = """
+import importlib.metadata as m, json, sysconfig
+out = {}
+for d in m.distributions():
+    name = (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
+    text = d.read_text("variant.json")
+    try:
+        label = next(iter(json.loads(text)["variants"])) if text else None
+    except Exception:
+        label = "?"
+    out[name] = [d.version, label]
+paths = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+print(json.dumps({"installed": out, "site": list(dict.fromkeys(paths))}))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    installed: dict[str, tuple[str, str | None]]
+    site_packages: tuple[Path, ...]
+
+
+def _state(python: str) -> _State:
+    """What the target interpreter has installed: name -> (version, variant label)."""
+    try:
+        out = subprocess.run(
+            [python, "-c", _STATE], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+        data = json.loads(out)
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        raise InstallError(f"cannot inspect the packages of {python}") from e
+    installed = {name: (version, label) for name, (version, label) in data["installed"].items()}
+    return _State(installed, tuple(Path(p) for p in data["site"]))
+
+
+def _failure(installer: str, returncode: int, output: str) -> str:
+    # Installers explain a failure over several lines (uv: "× No solution found", "╰─▶ because
+    # ..."); keep the lines that say why, joined into the one line the CLI prints.
+    lines = [line.strip(" ×╰─▶│") for line in output.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(("Using Python", "Resolved"))]
+    return f"{installer} failed (exit {returncode}): {' '.join(lines[-8:]) or 'no output'}"
 
 
 def _record_hash(data: bytes) -> str:
@@ -201,6 +257,7 @@ def install(
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
     :raises IndexError_: a wheel cannot be fetched (nothing installed).
     """
+    assert plan.python.executable is not None  # plan_install() guarantees it
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
         downloads = cache_dir if cache_dir is not None else Path(work) / "downloads"
         staging = Path(work) / "staging"
@@ -209,21 +266,51 @@ def install(
         hashes = tuple(
             (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
         )
+        before = _state(plan.python.executable)
         command = plan.command(wheels, dry_run=dry_run)
-        env = dict(os.environ)
-        if plan.installer == "pip":
-            env.setdefault("PIP_NO_INPUT", "1")
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-        except OSError as e:
-            raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e
+        proc = _run(command, plan.installer)
         output = (proc.stdout + proc.stderr).strip()
-        if proc.returncode != 0:
-            last = output.splitlines()[-1] if output else f"exit status {proc.returncode}"
-            raise InstallError(f"{plan.installer} failed (exit {proc.returncode}): {last}")
+        if not dry_run and plan.installer == "pip":
+            # pip keeps an installed distribution of the same version whatever file it came
+            # from (another variant label): replace exactly those, without touching their deps.
+            same = [
+                w
+                for c, w in zip(plan.candidates, wheels, strict=True)
+                if before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
+                == c.filename.version
+            ]
+            if same:
+                pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
+                _run([*pip, "--force-reinstall", *map(str, same)], plan.installer)
         if not dry_run:
-            assert plan.python.executable is not None
-            roots = _site_packages(plan.python.executable)
+            after = _state(plan.python.executable)
             for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
-                _record_origin(roots, candidate, sha)
+                _verify(after, candidate)
+                _record_origin(after.site_packages, candidate, sha)
     return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
+
+
+def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if installer == "pip":
+        env.setdefault("PIP_NO_INPUT", "1")
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    except OSError as e:
+        raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e
+    if proc.returncode != 0:
+        raise InstallError(_failure(installer, proc.returncode, proc.stdout + proc.stderr))
+    return proc
+
+
+def _verify(state: _State, candidate: Candidate) -> None:
+    """The installed distribution must be the chosen file's version and variant label."""
+    name = canonicalize_name(candidate.filename.name)
+    found = state.installed.get(name)
+    wanted = (candidate.filename.version, candidate.label)
+    if found is None or (found[0], found[1]) != wanted:
+        have = "nothing" if found is None else f"{found[0]} [{found[1] or 'non-variant'}]"
+        raise InstallError(
+            f"after installing {candidate.name}, the interpreter has {name} {have}, not "
+            f"{wanted[0]} [{wanted[1] or 'non-variant'}]"
+        )

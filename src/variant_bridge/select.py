@@ -474,6 +474,28 @@ def _build_key(build: str | None) -> _BuildKey:
     return (int(match[1]), match[2]) if match else ()
 
 
+_SYSTEM_ARCH_RE = re.compile(
+    r"(?P<system>manylinux_\d+_\d+|manylinux\d+|musllinux_\d+_\d+|macosx_\d+_\d+|linux|win)"
+    r"_(?P<arch>.+)"
+)
+_SYSTEMS = {"manylinux": "Linux", "musllinux": "Linux", "linux": "Linux", "macosx": "macOS",
+            "win": "Windows"}  # fmt: skip
+_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "win32": "x86"}
+
+
+def _system_arch(platform: str) -> tuple[str, str] | None:
+    """``manylinux_2_28_x86_64`` -> ``("Linux", "x86_64")``; ``win_amd64`` -> Windows, x86_64."""
+    match = _SYSTEM_ARCH_RE.fullmatch(platform)
+    if match is None:
+        return None
+    system = _SYSTEMS[re.sub(r"[\d_]+$", "", match["system"])]
+    return system, _ARCH_ALIASES.get(match["arch"], match["arch"])
+
+
+def _join(items: Iterable[str]) -> str:
+    return ", ".join(sorted(set(items)))
+
+
 def _platform_hint(platforms: Iterable[str]) -> str:
     needs: list[str] = []
     for platform in platforms:
@@ -500,7 +522,24 @@ def _tag_mismatch(wheel: WheelFilename, tags: Sequence[Tag]) -> str:
         why = f"abi tag {wheel.abi_tag} not accepted"
     elif not {t.platform for t in expanded} & platforms:
         wheel_platforms = sorted({t.platform for t in expanded})
-        why = f"platform tag {wheel.platform_tag} not accepted{_platform_hint(wheel_platforms)}"
+        wheel_kinds = {k for k in map(_system_arch, wheel_platforms) if k}
+        target_kinds = {k for k in map(_system_arch, platforms) if k}
+        # A glibc/macOS hint would mislead when no version of the OS makes the wheel fit.
+        if (
+            wheel_kinds
+            and target_kinds
+            and not {k[0] for k in wheel_kinds} & {k[0] for k in target_kinds}
+        ):
+            why = f"built for {_join(k[0] for k in wheel_kinds)}, the target is " + _join(
+                k[0] for k in target_kinds
+            )
+        elif wheel_kinds and target_kinds and not wheel_kinds & target_kinds:
+            why = f"built for {_join(k[1] for k in wheel_kinds)} CPUs, the target is " + _join(
+                k[1] for k in target_kinds
+            )
+        else:
+            hint = _platform_hint(wheel_platforms)
+            why = f"platform tag {wheel.platform_tag} not accepted{hint}"
     else:
         why = "this combination of tags not accepted"
     return f"no matching platform tag: wheel is {text}, target is {tags[0]} ({why})"

@@ -25,7 +25,8 @@ from variant_bridge.errors import InvalidTarget
 
 __all__ = ["TargetPython", "platform_tags", "resolve_target_python", "target_tags"]
 
-_VERSION_RE = re.compile(r"\d+\.\d+(\.\d+)?")
+_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
+_PROBE_TIMEOUT = 30
 _PROBE = (
     "import json, sys, sysconfig; print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3],"
     " 'implementation': sys.implementation.name,"
@@ -133,6 +134,9 @@ def resolve_target_python(
         if interpreter is not None:
             version = env.python or _probe(str(interpreter)).version
             return TargetPython(version=version, executable=str(interpreter), source="prefix")
+        if env.python is not None:
+            # Wheels can still be chosen for the prefix's Python; installing needs --python.
+            return TargetPython(version=env.python, source=f"{prefix} has no bin/python")
     if env.python is not None:
         return TargetPython(version=env.python, source=env.origin)
     return TargetPython(

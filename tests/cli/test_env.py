@@ -198,3 +198,16 @@ def test_run_refuses_before_running(args: list[str], code: int, message: str) ->
     assert result.returncode == code
     assert result.stdout == ""
     assert message in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--json", "--", "true"],  # an option run does not have, before --
+        ["--prefx", "/tmp", "--", "true"],  # a misspelt option is not taken for the command
+    ],
+)
+def test_run_rejects_unknown_options_before_the_command(cli: Cli, args: list[str]) -> None:
+    result = cli("run", *args)
+    assert result.exit_code == 2
+    assert "No such option" in result.stderr

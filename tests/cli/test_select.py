@@ -116,12 +116,24 @@ def test_nothing_compatible_prints_the_report_then_fails(cli: Cli, wheels: Path)
     assert result.exit_code == 1
     (choice,) = json.loads(result.stdout)
     assert choice["selected"] is None
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith(
-        "error: no compatible wheel for onlygpu 1.0: onlygpu-1.0-py3-none-any-cu129.whl:"
+    (candidate,) = choice["candidates"]
+    assert "no __cuda" in candidate["reason"]  # the why is in the report...
+    # ...and the error line points there instead of repeating it.
+    assert result.stderr == (
+        "error: no compatible wheel for onlygpu 1.0 (each file's reason is listed under "
+        "candidates in the JSON)\n"
     )
-    assert "no __cuda" in lines[0]
+
+
+def test_install_without_compatible_wheel_lists_every_reason(cli: Cli, wheels: Path) -> None:
+    result = cli("install", "onlygpu", "-f", str(wheels), *MACHINE[:6], "-t", "cuda=",
+                 "--python", sys.executable)  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        "error: no compatible wheel for onlygpu 1.0: onlygpu-1.0-py3-none-any-cu129.whl: "
+    )
+    assert "no __cuda" in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,8 @@ def env(*, env_options: EnvironmentOptions, shell: ShellFormat) -> None:
 
 @click.command(
     short_help="Run a command (e.g. uv) with the variables `env` prints.",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    # Options stop at the first argument: what follows (CMD and its own options) is passed on.
+    context_settings={"allow_interspersed_args": False},
 )
 @environment_options()
 @click.argument(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -60,6 +62,7 @@ def _choose(
     index_url: str | None,
     extra_index_urls: Sequence[str],
     python: str | None,
+    download_to: Path | None = None,
 ) -> tuple[Environment, TargetPython, tuple[PackageChoice, ...], tuple[str, ...]]:
     from variant_bridge.choose import choose
     from variant_bridge.target_python import resolve_target_python
@@ -76,6 +79,7 @@ def _choose(
         find_links=find_links,
         index_urls=index_urls,
         policy=env_options.cuda_policy,
+        download_to=download_to,
     )
     return env, target, choices, index_urls
 
@@ -91,21 +95,24 @@ def _echo_choice(choice: PackageChoice) -> None:
     for name, why in choice.files.skipped:
         click.echo(f"    -  {name}")
         click.echo(f"        skipped: {why}")
-    for duplicate in choice.duplicates:
-        click.echo(f"  warning: {duplicate.message}")
+    if choice.selected is not None and choice.requirements is None:
+        click.echo(
+            "  note: its requirements were not checked against the prefix's CUDA libraries "
+            "(the index has no PEP 658 metadata; `install` checks after downloading)"
+        )
 
 
 def _summary(env: Environment, target: TargetPython, policy: str) -> str:
     cuda = env.cuda
+    arch = env.cuda_arch
     toolkit = env.toolkit
     parts = [
-        env.platform,
-        f"__cuda={cuda.version}" if cuda else "no __cuda",
-        f"{toolkit}" if toolkit else "no cuda-version",
+        f"__cuda={cuda.version} ({cuda.source})" if cuda else "no __cuda",
+        f"__cuda_arch={arch.version} ({arch.source})" if arch else "no __cuda_arch",
+        f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version",
         f"CUDA policy {policy}",
-        str(target),
     ]
-    return "For " + env.origin + ": " + ", ".join(parts)
+    return f"Environment: {env.origin} ({env.platform}); {', '.join(parts)}\nTarget: {target}"
 
 
 def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
@@ -161,7 +168,9 @@ def select(
     if failed:
         from variant_bridge.cli import CliError
 
-        raise CliError("; ".join(c.failure() for c in failed))
+        names = ", ".join(f"{c.files.project} {c.files.version}" for c in failed)
+        where = "under candidates in the JSON" if as_json else "above"
+        raise CliError(f"no compatible wheel for {names} (each file's reason is listed {where})")
 
 
 @click.command(short_help="Install the variant wheels select chooses, with uv or pip.")
@@ -201,9 +210,39 @@ def install(
       variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX" --installer pip
       variant-bridge install mypkg -f ./wheels --dry-run --json
     """
+    with tempfile.TemporaryDirectory(prefix="variant-bridge-") as downloads:
+        _install(
+            packages,
+            env_options,
+            find_links=find_links,
+            index_url=index_url,
+            extra_index_urls=extra_index_urls,
+            python=python,
+            installer=installer,
+            dry_run=dry_run,
+            as_json=as_json,
+            downloads=Path(downloads),
+        )
+
+
+def _install(
+    packages: Sequence[str],
+    env_options: EnvironmentOptions,
+    *,
+    find_links: Sequence[str],
+    index_url: str | None,
+    extra_index_urls: Sequence[str],
+    python: str | None,
+    installer: str | None,
+    dry_run: bool,
+    as_json: bool,
+    downloads: Path,
+) -> None:
     from variant_bridge.install import install as run_install
     from variant_bridge.install import plan_install
 
+    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
+    # their requirements for the duplicate check, then to install them.
     env, target, choices, index_urls = _choose(
         packages,
         env_options,
@@ -211,6 +250,7 @@ def install(
         index_url=index_url,
         extra_index_urls=extra_index_urls,
         python=python,
+        download_to=downloads,
     )
     plan = plan_install(
         choices,
@@ -218,6 +258,7 @@ def install(
         installer=installer,  # type: ignore[arg-type]
         find_links=find_links,
         index_urls=index_urls,
+        platform=env.platform,
     )
     policy = env_options.cuda_policy or env.default_policy()
     if not as_json:
@@ -228,7 +269,7 @@ def install(
             click.echo(f"  {choice.files.project} {choice.files.version}: {chosen.filename}")
             click.echo(f"      {chosen.reason}")
     _warn_duplicates(choices)
-    result = run_install(plan, dry_run=dry_run)
+    result = run_install(plan, dry_run=dry_run, cache_dir=downloads)
     if as_json:
         echo_json(
             {
