@@ -117,3 +117,68 @@ def test_an_unwritable_directory_is_an_oserror_and_changes_nothing(tmp_path: Pat
     finally:
         tmp_path.chmod(0o700)
     assert target.read_bytes() == OLD
+
+
+def special(tmp_path: Path, kind: str) -> Path:
+    """A target that exists and is not a regular file."""
+    path = tmp_path / "environment.yml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "link-to-fifo":
+        os.mkfifo(tmp_path / "pipe")
+        path.symlink_to(tmp_path / "pipe")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "overwrite", "what"),
+    [
+        ("fifo", True, "a FIFO"),  # `-o /dev/full --force` replaced the device with a file
+        ("fifo", False, "a FIFO"),  # refused as what it is, not as "exists; pass --force"
+        ("link-to-fifo", True, "a FIFO"),  # checked after resolving symbolic links
+        ("directory", True, "a directory"),
+    ],
+)
+def test_a_target_that_is_not_a_regular_file_is_refused(
+    tmp_path: Path, kind: str, overwrite: bool, what: str
+) -> None:
+    target = special(tmp_path, kind)
+    before = os.stat(target).st_mode
+    with pytest.raises(atomic.NotRegularFileError) as info:
+        write_atomic(target, NEW, overwrite=overwrite)
+    assert info.value.kind.startswith(what)
+    assert os.stat(target).st_mode == before  # still the FIFO / directory it was
+    assert leftovers(tmp_path) == []
+
+
+def test_copy_is_byte_identical_and_returns_the_hash(tmp_path: Path) -> None:
+    import hashlib
+
+    source = tmp_path / "a-1.0-py3-none-any-cu126.whl"
+    source.write_bytes(OLD * 10_000)  # several chunks
+    target = tmp_path / "copies" / "a-1.0-py3-none-any.whl"
+    target.parent.mkdir()
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    assert atomic.copy_atomic(source, target, sha256=digest.upper()) == digest
+    assert target.read_bytes() == source.read_bytes()
+
+
+def test_a_copy_with_the_wrong_hash_changes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "wheel.whl"
+    source.write_bytes(b"new bytes")
+    target = tmp_path / "copy.whl"
+    target.write_bytes(OLD)
+    with pytest.raises(atomic.HashMismatch) as info:
+        atomic.copy_atomic(source, target, sha256="00" * 32)
+    assert info.value.expected == "00" * 32
+    assert target.read_bytes() == OLD
+    assert leftovers(tmp_path) == []
+
+
+def test_a_fifo_is_never_read_as_a_copy_source(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(atomic.NotRegularFileError):
+        atomic.copy_atomic(tmp_path / "pipe", tmp_path / "copy.whl")
+    assert not (tmp_path / "copy.whl").exists()

@@ -25,6 +25,7 @@ from variant_bridge.translate import (
     explain_unsupported,
     glibc_for_platform_tag,
     platform_tag_specs,
+    read_conda_specs,
     supported_properties,
     to_conda_specs,
 )
@@ -589,6 +590,52 @@ def test_aarch64_version_regex_escapes_dots() -> None:
             "abi_dependency :: torch :: 2.x",
             "'2.x' is not a release prefix like '2', '2.9' or '2.9.1'",
         ),  # bad release
+        (
+            "nvidia :: cuda_version_lower_bound :: 99999999999999999999.1",
+            (
+                "'99999999999999999999.1' is not a CUDA version the NVIDIA provider defines "
+                "(majors 11..15, minors 0..20)"
+            ),
+        ),  # emitted `__cuda >=99999999999999999999.1`, which rattler cannot parse
+        (
+            "nvidia :: cuda_version_lower_bound :: 1" + "0" * 100000,
+            "'1" + "0" * 79 + "…' (100001 characters) is not a CUDA version the NVIDIA provider",
+        ),  # int() raised "Exceeds the limit (4300 digits)"
+        (
+            "nvidia :: cuda_version_upper_bound :: 16.0",
+            "'16.0' is not a CUDA version the NVIDIA provider defines (majors 11..15, minors 0..20)",
+        ),  # a major past the table
+        (
+            "nvidia :: cuda_version_lower_bound :: 10.2",
+            "'10.2' is not a CUDA version the NVIDIA provider defines",
+        ),  # a major before the table
+        (
+            "nvidia :: cuda_version_lower_bound :: 12.21",
+            "'12.21' is not a CUDA version the NVIDIA provider defines",
+        ),  # a minor past the table
+        (
+            "nvidia :: sm_arch :: 35_real",
+            (
+                "'35_real' is not a CUDA architecture the NVIDIA provider defines (compute capability "
+                "5.0 or newer"
+            ),
+        ),  # below the provider's lowest GPU
+        (
+            "nvidia :: sm_arch :: " + "9" * 30 + "_virtual",
+            "'" + "9" * 30 + "_virtual' is not a CUDA architecture the NVIDIA provider defines",
+        ),  # emitted `__cuda_arch >=999…9.9`, which rattler cannot parse
+        (
+            "abi_dependency :: torch :: 2." + "9" * 20,
+            "'2." + "9" * 20 + "' is not a release prefix",
+        ),  # emitted `pytorch 2.999…*`, past rattler's 64-bit numbers
+        (
+            "amd :: gfx_arch :: " + "x" * 200,
+            "no mapping for namespace 'amd'",
+        ),  # the reason quotes the namespace only
+        (
+            "nvidia :: " + "f" * 200 + " :: 1",
+            "nvidia has no feature '" + "f" * 80 + "…' (200 characters) (known:",
+        ),  # a long feature was echoed in full
     ],
 )
 def test_unmapped_with_reasons(prop: str, reason: str) -> None:
@@ -650,6 +697,11 @@ ENV_NONE = make_env(platform="linux-aarch64")
             "nvidia :: cuda_version_lower_bound :: 11.8",
             "built for CUDA 11 but the prefix's toolkit is cuda-version 12.6 (CUDA 12)",
         ),  # other major
+        (
+            ENV_D129_T126,
+            "nvidia :: cuda_version_lower_bound :: 10.2",
+            "'10.2' is not a CUDA version the NVIDIA provider defines (majors 11..15",
+        ),  # outside the vocabulary: the same reason as translate's
         (
             ENV_D126,
             "nvidia :: cuda_version_upper_bound :: 12.6",
@@ -810,21 +862,33 @@ def test_from_conda_whole_environment_gives_supported_properties() -> None:
         ([""], "invalid spec '': expected one exact package"),  # empty
         (
             ["__cuda=abc"],
-            "invalid spec '__cuda=abc': __cuda needs a version like '12.8'",
+            "invalid spec '__cuda=abc': __cuda needs a CUDA version like 12.8",
         ),  # bad driver version
         (
+            ["__cuda=١٢.٨"],
+            "invalid spec '__cuda=١٢.٨': __cuda needs a CUDA version like 12.8",
+        ),  # detect rejects these digits; translate must agree
+        (
+            ["__cuda=99999999999999999999.1"],
+            "invalid spec '__cuda=99999999999999999999.1': __cuda needs a CUDA version like 12.8",
+        ),  # accepted here but rejected by detect
+        (
             ["__cuda_arch=9"],
-            "invalid spec '__cuda_arch=9': __cuda_arch needs a version like '9.0' (major.minor)",
+            "invalid spec '__cuda_arch=9': __cuda_arch needs a compute capability like 9.0",
         ),  # rattler rejects '9' too
         (
             ["__glibc"],
-            "invalid spec '__glibc': __glibc needs a version like '2.28'",
+            "invalid spec '__glibc': __glibc needs a glibc version like 2.28",
         ),  # missing version
+        (
+            ["__linux=5.x"],
+            "invalid spec '__linux=5.x': __linux needs a Linux kernel version like 5.15",
+        ),  # accepted before; detect rejected it
         (
             ["__archspec=1=haswel"],
             (
                 "invalid spec '__archspec=1=haswel': "
-                "archspec knows no microarchitecture 'haswel'; did you mean 'haswell'?"
+                "archspec knows no microarchitecture 'haswel' (did you mean 'haswell'?)"
             ),
         ),  # typo
         (
@@ -840,11 +904,12 @@ def test_from_conda_whole_environment_gives_supported_properties() -> None:
         ),  # no build
         (
             ["__osx=13.0"],
-            (
-                "invalid spec '__osx=13.0': "
-                "__osx is a virtual package of osx platforms, not of linux-64"
-            ),
-        ),  # CEP 30: other OS
+            "invalid spec '__osx=13.0': __osx does not exist on linux-64 (only osx-*)",
+        ),  # CEP 30: other OS, worded as detect words it
+        (
+            ["cuda-version=1" + "0" * 5000],
+            "invalid spec 'cuda-version=1" + "0" * 66 + "…' (5014 characters): cuda-version needs",
+        ),  # echoed 5000 digits
         (["cuda-version"], "invalid spec 'cuda-version': a package needs a version"),  # no version
         (
             ["cuda-version=twelve"],
@@ -864,10 +929,71 @@ def test_from_conda_errors(specs: list[str], message: str) -> None:
 
 
 def test_from_conda_unknown_platform() -> None:
-    with pytest.raises(
-        InvalidTarget, match=r"^unknown platform 'linux-99': expected one of linux-64, "
-    ):
+    with pytest.raises(InvalidTarget) as caught:
         environment_from_conda_specs(["__cuda=12.8"], platform="linux-99")
+    assert str(caught.value) == (
+        "--platform='linux-99': expected a conda platform like linux-64 (did you mean 'linux-64'?)"
+    )
+
+
+# (platform, spec, the error; "" when accepted). One case per line.
+PLATFORM_FACTS = [
+    ("osx-arm64", "__cuda=12.8", "__cuda does not exist on osx-arm64 (only linux-* and win-*)"),
+    ("osx-arm64", "__cuda_arch=9.0", "__cuda_arch does not exist on osx-arm64"),  # no GPU arch
+    ("win-64", "__glibc=2.28", "__glibc does not exist on win-64 (only linux-*)"),  # as detect
+    ("win-64", "__cuda=12.8", ""),  # CUDA exists on Windows
+    ("linux-ppc64le", "__cuda=12.8", ""),  # a subdir detect knows but platform.yaml does not
+    ("linux-64", "__archspec=1=0", ""),  # CEP 30 "unknown microarchitecture", as detect
+]
+
+
+@pytest.mark.parametrize(("platform", "spec", "error"), PLATFORM_FACTS)
+def test_from_conda_platform_facts_agree_with_detect(platform: str, spec: str, error: str) -> None:
+    from variant_bridge.detect import detect_environment
+    from variant_bridge.detect.targets import VIRTUAL_PACKAGE_KEYS
+
+    name, _, value = spec.partition("=")
+    if name == "__archspec":
+        value = value.partition("=")[2]
+    key = {v: k for k, v in VIRTUAL_PACKAGE_KEYS.items()}[name]
+    targets = [f"platform={platform}", f"{key}={value}"]
+    if error:
+        with pytest.raises(InvalidTarget) as caught:
+            environment_from_conda_specs([spec], platform=platform)
+        assert str(caught.value) == f"invalid spec {spec!r}: {error}" or error in str(caught.value)
+        with pytest.raises(InvalidTarget) as detected:
+            detect_environment(targets=targets, env={})
+        assert error in str(detected.value)
+    else:
+        env = environment_from_conda_specs([spec], platform=platform)
+        assert env.virtual_package(name) is not None
+        assert detect_environment(targets=targets, env={}).virtual_package(name) is not None
+
+
+# (specs, ignored (spec, start of reason)). One case per line.
+IGNORED = [
+    (["numpy=1.0"], [("numpy=1.0", "not a virtual package, a toolkit selector")]),  # was silent
+    (["pytorch=2.9.1"], []),  # abi_dependency reads it through names.yaml
+    (["cuda-version=12.6"], []),  # the toolkit
+    (
+        ["libcublas=12.6.77"],
+        [("libcublas=12.6.77", "its PyPI name depends on the CUDA major (12, 13)")],
+    ),  # no toolkit: no PyPI name
+    (["libcublas=12.6.77", "cuda-version=12.6"], []),  # with one: nvidia-cublas-cu12
+    (["__cuda=12.8", " numpy 2.0 "], [("numpy 2.0", "not a virtual package")]),  # as written
+]
+
+
+@pytest.mark.parametrize(("specs", "ignored"), IGNORED)
+def test_from_conda_reports_what_it_ignores(
+    specs: list[str], ignored: list[tuple[str, str]]
+) -> None:
+    facts = read_conda_specs(specs, platform="linux-64")
+    assert [spec for spec, _ in facts.ignored] == [spec for spec, _ in ignored]
+    for (_, reason), (_, start) in zip(facts.ignored, ignored, strict=True):
+        assert reason.startswith(start)
+    kept = {r.name for r in facts.environment.conda_packages}
+    assert not kept & {spec.split("=")[0].split()[0] for spec, _ in ignored}
 
 
 def test_from_conda_defaults_to_this_machine() -> None:
@@ -969,3 +1095,29 @@ def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# (where the toolkit came from, how the reason names it). One case per line.
+TOOLKIT_OWNERS = [
+    ("conda-meta", "the prefix's toolkit is cuda-version 12.6"),  # a prefix: as before
+    ("pixi.lock", "the locked toolkit is cuda-version 12.6"),  # said "the prefix's" for a lock
+    ("--from-conda", "the environment's toolkit is cuda-version 12.6"),  # and with no prefix
+]
+
+
+@pytest.mark.parametrize(("source", "words"), TOOLKIT_OWNERS)
+def test_toolkit_is_named_by_its_source(source: str, words: str) -> None:
+    env = Environment(
+        "linux-64",
+        (VirtualPackage("__cuda", "12.9", "0", "detected"),),
+        toolkit=Toolkit("cuda-version", "12.6", source),
+    )
+    prop = P("nvidia :: cuda_version_lower_bound :: 12.8")
+    assert explain_unsupported(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
+    notes = supported_properties(env).notes
+    assert any(n.endswith(f"dropped because {words}") for n in notes), notes
+    if source != "conda-meta":
+        assert not any("prefix" in n for n in notes)
+        assert "prefix" not in explain_unsupported(
+            P("nvidia :: cuda_version_lower_bound :: 11.8"), env
+        )

@@ -6,6 +6,8 @@ import functools
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.worlds.channel import Channel, x86_64_names_at_level
 from variant_bridge.environment import Environment, Toolkit, VirtualPackage
@@ -69,6 +71,46 @@ def test_every_emitted_spec_parses_with_rattler(properties: list[str]) -> None:
     assert translation.unmapped == ()
     for text in translation.specs:
         assert rattler.MatchSpec(text, strict=True).name is not None, text
+
+
+# Values of the property grammar ([a-z0-9_.]+) biased towards numbers: huge, dotted, Unicode-free
+# by construction, so the translator's own checks (not the parser's) are what is tested.
+_DIGITS = st.one_of(
+    st.integers(0, 30).map(str),  # the tables' ranges and just past them
+    st.integers(0, 10**30).map(str),  # past 64 bits, where rattler stops parsing
+    st.sampled_from(["00", "012", "1" + "0" * 5000]),  # non-canonical; past Python's int() limit
+)
+_VALUES = st.one_of(
+    st.from_regex(r"[a-z0-9_.]{1,40}", fullmatch=True),
+    st.lists(_DIGITS, min_size=1, max_size=4).map(".".join),
+    st.tuples(_DIGITS, st.sampled_from(["_real", "_virtual", "_a"])).map("".join),
+    st.sampled_from(["v1", "v3", "v4", "v5", "8a", "8.2a", "9.0a", "9.2a", "on", "off"]),
+)
+_FEATURES = {
+    "nvidia": ["cuda_version_lower_bound", "cuda_version_upper_bound", "sm_arch", "driver"],
+    "x86_64": ["level", "avx2", "avx512f", "xop", "warp_drive"],
+    "aarch64": ["version", "sve", "sha3", "warp_drive"],
+    "abi_dependency": ["torch", "cupy_cuda12x", "jax_cuda13_plugin", "numpy"],
+}
+_PROPERTIES = st.sampled_from(sorted(_FEATURES)).flatmap(
+    lambda ns: st.builds(VariantProperty, st.just(ns), st.sampled_from(_FEATURES[ns]), _VALUES)
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PROPERTIES, min_size=1, max_size=4))
+def test_any_valid_property_translates_to_parseable_specs_or_a_reason(
+    properties: list[VariantProperty],
+) -> None:
+    # `nvidia :: cuda_version_lower_bound :: 1<100000 digits>` raised ValueError (int limit), and
+    # `… :: 99999999999999999999.1` emitted a spec rattler rejects (issue 2: every one parses).
+    translation = to_conda_specs(properties)
+    for text in translation.specs:
+        assert rattler.MatchSpec(text, strict=True).name is not None, text
+    mapped = {p for p, _ in translation.by_property}
+    unmapped = {p for p, _ in translation.unmapped}
+    assert mapped | unmapped == set(properties)  # nothing dropped silently
+    assert all(reason for _, reason in translation.unmapped)
 
 
 def test_lower_bound_12_8_needs_a_new_enough_driver(cuda_channel: Channel) -> None:

@@ -6,6 +6,10 @@ renamed over the target with :func:`os.replace` (or hard-linked into place when 
 allowed, which fails atomically if the target appeared meanwhile). Any failure before the rename
 removes the temporary file and leaves the old file byte-for-byte intact.
 
+A target that exists and is not a regular file once symbolic links are resolved (``/dev/full``, a
+FIFO, a directory) is refused: the rename would silently put a plain file in its place.
+:func:`copy_atomic` copies a file the same way and checks its sha256 before the rename.
+
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "environment.yml"
 >>> write_atomic(target, "name: demo\\n")
@@ -17,12 +21,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import secrets
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["CHUNK_SIZE", "write_atomic"]
+__all__ = [
+    "CHUNK_SIZE",
+    "HashMismatch",
+    "NotRegularFileError",
+    "copy_atomic",
+    "regular_target",
+    "write_atomic",
+]
 
 CHUNK_SIZE = 64 * 1024
 """Bytes written per ``write`` call; :data:`fault_hook` runs after each one."""
@@ -33,6 +46,51 @@ fault_hook: Callable[[Path, int], None] | None = None
 A test sets it (``monkeypatch.setattr(atomic, "fault_hook", ...)``) and raises from it to simulate a
 full disk or a crash mid-write; production code never sets it.
 """
+
+
+class NotRegularFileError(OSError):
+    """The target exists and is not a regular file (a device, a FIFO, a directory, ...).
+
+    Renaming over it would replace ``/dev/full`` or a named pipe with a plain file, so it is
+    refused. :attr:`kind` says what it is (``"a FIFO"``).
+    """
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
+        self.kind = kind
+
+
+class HashMismatch(ValueError):
+    """The bytes copied by :func:`copy_atomic` do not have the expected sha256."""
+
+    def __init__(self, source: str, expected: str, actual: str) -> None:
+        super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
+        self.source, self.expected, self.actual = source, expected, actual
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def regular_target(path: str | os.PathLike[str]) -> Path:
+    """*path* with symbolic links resolved, checked to be a regular file or absent.
+
+    :raises NotRegularFileError: it exists and is something else (``/dev/full``, a FIFO, ...).
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+        raise NotRegularFileError(os.fspath(path), kind)
+    return target
 
 
 def write_atomic(
@@ -49,11 +107,56 @@ def write_atomic(
 
     :param overwrite: when false, an existing *path* is left alone and :class:`FileExistsError` is
         raised (checked atomically at the final step, not only up front).
+    :raises NotRegularFileError: *path* (after symbolic links) exists and is not a regular file.
     :raises FileExistsError: *path* exists and *overwrite* is false.
     :raises OSError: the directory is not writable, the disk is full, ...; the old file is intact.
     """
     data = content.encode(encoding) if isinstance(content, str) else bytes(content)
-    target = Path(os.path.realpath(path))
+    chunks = (data[start : start + CHUNK_SIZE] for start in range(0, len(data), CHUNK_SIZE))
+    _replace(path, chunks, overwrite=overwrite)
+
+
+def copy_atomic(
+    source: str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    *,
+    sha256: str | None = None,
+    overwrite: bool = True,
+) -> str:
+    """Copy the file *source* to *path* atomically, byte for byte, hashing it on the way.
+
+    :param sha256: the hex digest the bytes must have; on a mismatch nothing is written.
+    :returns: the sha256 of the bytes copied.
+    :raises HashMismatch: the copied bytes do not have *sha256* (*path* is left as it was).
+    :raises NotRegularFileError: *source* or *path* is not a regular file.
+    :raises FileExistsError: *path* exists and *overwrite* is false.
+    :raises OSError: *source* cannot be read, or *path* cannot be written.
+    """
+    regular_target(source)  # opening a FIFO would block
+    digest = hashlib.sha256()
+    with open(source, "rb") as handle:
+
+        def chunks() -> Iterable[bytes]:
+            while chunk := handle.read(CHUNK_SIZE):
+                digest.update(chunk)
+                yield chunk
+
+        def verify() -> None:
+            if sha256 is not None and digest.hexdigest() != sha256.lower():
+                raise HashMismatch(os.fspath(source), sha256.lower(), digest.hexdigest())
+
+        _replace(path, chunks(), overwrite=overwrite, before_rename=verify)
+    return digest.hexdigest()
+
+
+def _replace(
+    path: str | os.PathLike[str],
+    chunks: Iterable[bytes],
+    *,
+    overwrite: bool,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
+    target = regular_target(path)
     if not overwrite and target.exists():
         raise FileExistsError(errno.EEXIST, "file exists", str(path))
     try:
@@ -65,17 +168,21 @@ def write_atomic(
     try:
         with os.fdopen(fd, "wb") as handle:
             written = 0
-            for start in range(0, len(data), CHUNK_SIZE):
-                handle.write(data[start : start + CHUNK_SIZE])
-                written += len(data[start : start + CHUNK_SIZE])
+            for chunk in chunks:
+                handle.write(chunk)
+                written += len(chunk)
                 if fault_hook is not None:
                     fault_hook(temporary, written)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_rename is not None:
+            before_rename()
         if old_mode is not None:
             # os.open applied the umask; a replaced file keeps exactly the mode it had.
             os.chmod(temporary, old_mode)
         if overwrite:
+            # Checked again just before the rename: a FIFO created meanwhile is not replaced.
+            regular_target(target)
             os.replace(temporary, target)
         else:
             # link() refuses an existing name atomically: no window in which a file that

@@ -104,9 +104,19 @@ class PythonDistribution:
     direct_url: str | None = None
     """The PEP 610 ``url`` the wheel was installed from, when recorded."""
     sha256: str | None = None
+    unknown_variant_label: str | None = None
+    """The label of a variant wheel whose properties are not known here, with ``variant``
+    ``None``: a locked wheel on an index (its ``variant.json`` is inside the wheel, and detection
+    downloads nothing)."""
+
+    @property
+    def variant_label(self) -> str | None:
+        """The variant label, whether or not its properties are known; ``None``: not a variant."""
+        return self.variant.label if self.variant is not None else self.unknown_variant_label
 
     def __str__(self) -> str:
-        suffix = f" [{self.variant.label}]" if self.variant is not None else ""
+        label = self.variant_label
+        suffix = f" [{label}]" if label is not None else ""
         return f"{self.name}=={self.version}{suffix}"
 
 

@@ -20,7 +20,28 @@ __all__ = [
     "ProviderError",
     "SelectionError",
     "VariantBridgeError",
+    "clip",
+    "quote",
 ]
+
+QUOTE_LIMIT = 80
+"""Characters of user input a message quotes before it shortens the rest to ``…``."""
+
+
+def clip(text: str, *, limit: int = QUOTE_LIMIT) -> str:
+    """*text* (a path, say) as a message shows it unquoted, shortened like :func:`quote`."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
+def quote(text: str, *, limit: int = QUOTE_LIMIT) -> str:
+    """*text* as a message quotes it (``repr``), shortened when longer than *limit* characters:
+    ``'1000000…' (5002 characters)``, so one bad argument cannot flood a one-line error."""
+    if len(text) <= limit:
+        return repr(text)
+    shown = repr(text[:limit])
+    return f"{shown[:-1]}…{shown[-1]} ({len(text)} characters)"
 
 
 class VariantBridgeError(Exception):

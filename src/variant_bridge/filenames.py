@@ -17,10 +17,16 @@ from packaging.tags import Tag, parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from variant_bridge.errors import InvalidWheelFilename
+from variant_bridge.errors import InvalidWheelFilename, quote
 from variant_bridge.properties import LABEL_RE
 
 __all__ = ["WheelFilename"]
+
+
+def _q(value: object) -> str:
+    # One bad argument must not flood a one-line error: long text is shortened.
+    return quote(value) if isinstance(value, str) else repr(value)
+
 
 # Wheel names use "_" for runs of "-", "_" and "." (the binary distribution format spec).
 _NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
@@ -48,7 +54,7 @@ class WheelFilename:
         """
         checked: object = filename  # typed str, but callers may pass anything at run time
         if not isinstance(checked, str) or not filename.endswith(".whl"):
-            raise InvalidWheelFilename(f"invalid wheel filename {filename!r}: must end in '.whl'")
+            raise InvalidWheelFilename(f"invalid wheel filename {_q(filename)}: must end in '.whl'")
         parts = filename[: -len(".whl")].split("-")
         build: str | None = None
         label: str | None = None
@@ -63,35 +69,36 @@ class WheelFilename:
             name, version, build, py, abi, plat, label = parts
         else:
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: expected 5 to 7 '-'-separated parts "
+                f"invalid wheel filename {_q(filename)}: expected 5 to 7 '-'-separated parts "
                 f"(name-version[-build]-python-abi-platform[-label]), got {len(parts)}"
             )
         if not _NAME_RE.fullmatch(name):
-            raise InvalidWheelFilename(f"invalid wheel filename {filename!r}: bad name {name!r}")
+            raise InvalidWheelFilename(f"invalid wheel filename {_q(filename)}: bad name {name!r}")
         try:
             Version(version)
         except InvalidVersion:
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: {version!r} is not a PEP 440 version"
+                f"invalid wheel filename {_q(filename)}: {version!r} is not a PEP 440 version"
             ) from None
         if build is not None and not _BUILD_RE.fullmatch(build):
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: build tag {build!r} must start with a digit"
+                f"invalid wheel filename {_q(filename)}: build tag {build!r} must start with a "
+                "digit"
             )
         for what, tag in (("python", py), ("abi", abi), ("platform", plat)):
             if not _TAG_RE.fullmatch(tag):
                 raise InvalidWheelFilename(
-                    f"invalid wheel filename {filename!r}: bad {what} tag {tag!r}"
+                    f"invalid wheel filename {_q(filename)}: bad {what} tag {tag!r}"
                 )
         if py[:1].isdigit():
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: python tag {py!r} must not start with a "
+                f"invalid wheel filename {_q(filename)}: python tag {py!r} must not start with a "
                 "digit"
             )
         if label is not None and not LABEL_RE.fullmatch(label):
             raise InvalidWheelFilename(
-                f"invalid wheel filename {filename!r}: variant label {label!r} must be lowercase "
-                "[0-9a-z_.]"
+                f"invalid wheel filename {_q(filename)}: variant label {_q(label)} must be "
+                "lowercase [0-9a-z_.]"
             )
         return cls(name, version, build, py, abi, plat, label)
 

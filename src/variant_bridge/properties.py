@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from variant_bridge.errors import InvalidProperty
+from variant_bridge.errors import InvalidProperty, quote
 
 __all__ = [
     "LABEL_RE",
@@ -28,6 +28,12 @@ __all__ = [
     "VariantProperty",
     "validate_label",
 ]
+
+
+def _q(value: object) -> str:
+    # One bad argument must not flood a one-line error: long text is shortened.
+    return quote(value) if isinstance(value, str) else repr(value)
+
 
 NULL_LABEL = "null"
 """The label reserved for the null variant: no properties, always compatible."""
@@ -52,7 +58,7 @@ _EXPECTED = (
 
 def _check(kind: str, text: object, pattern: re.Pattern[str]) -> None:
     if not isinstance(text, str) or pattern.fullmatch(text) is None:
-        raise InvalidProperty(f"invalid {kind} {text!r}: must match {pattern.pattern}")
+        raise InvalidProperty(f"invalid {kind} {_q(text)}: must match {pattern.pattern}")
 
 
 def _fullmatch(pattern: re.Pattern[str], text: object) -> re.Match[str] | None:
@@ -65,7 +71,7 @@ def validate_label(label: str) -> str:
     checked: object = label
     if not isinstance(checked, str) or LABEL_RE.fullmatch(checked) is None:
         raise InvalidProperty(
-            f"invalid variant label {label!r}: must be non-empty lowercase [0-9a-z_.] characters"
+            f"invalid variant label {_q(label)}: must be non-empty lowercase [0-9a-z_.] characters"
         )
     return label
 
@@ -87,7 +93,7 @@ class VariantFeature:
         match = _fullmatch(_FEATURE_TEXT_RE, text)
         if match is None:
             raise InvalidProperty(
-                f"invalid variant feature {text!r}: expected 'namespace :: feature'"
+                f"invalid variant feature {_q(text)}: expected 'namespace :: feature'"
             )
         return cls(match["namespace"], match["feature"])
 
@@ -119,7 +125,7 @@ class VariantProperty:
         """
         match = _fullmatch(_PROPERTY_TEXT_RE, text)
         if match is None:
-            raise InvalidProperty(f"invalid variant property {text!r}: {_EXPECTED}")
+            raise InvalidProperty(f"invalid variant property {_q(text)}: {_EXPECTED}")
         return cls(match["namespace"], match["feature"], match["value"])
 
     @property

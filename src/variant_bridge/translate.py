@@ -29,10 +29,11 @@ from variant_bridge.environment import (
     CondaRecord,
     CudaPolicy,
     Environment,
+    Source,
     Toolkit,
     VirtualPackage,
 )
-from variant_bridge.errors import DetectionError, InvalidTarget
+from variant_bridge.errors import DetectionError, InvalidTarget, quote
 from variant_bridge.mappings import (
     CpuTable,
     MappingTables,
@@ -43,12 +44,20 @@ from variant_bridge.mappings import (
 )
 from variant_bridge.properties import FEATURE_RE, VariantProperty
 from variant_bridge.supported import SupportedFeature, SupportedProperties
+from variant_bridge.virtual_packages import (
+    VERSION_SHAPES,
+    applies_to,
+    check_platform,
+    microarchitecture_problem,
+    not_on_platform,
+)
 
 if TYPE_CHECKING:
     from variant_bridge.mappings import NameMapping
 
 __all__ = [
     "FROM_CONDA_SOURCE",
+    "CondaFacts",
     "CondaSpec",
     "SpecForm",
     "Translation",
@@ -58,6 +67,7 @@ __all__ = [
     "glibc_for_platform_tag",
     "host_subdir",
     "platform_tag_specs",
+    "read_conda_specs",
     "supported_properties",
     "to_conda_specs",
 ]
@@ -67,13 +77,19 @@ FROM_CONDA_SOURCE = "--from-conda"
 
 SpecForm = Literal["any", "rattler", "conda"]
 
+# Canonical numbers of any length: the value's SHAPE is checked by regex, its SIZE apart, so a
+# 100000-digit value is "out of range" (never int()-ed, which Python refuses past 4300 digits).
 _NUM = r"(?:0|[1-9][0-9]*)"
 _CUDA_VALUE_RE = re.compile(rf"(?P<major>{_NUM})(?:\.(?P<minor>{_NUM}))?")
 # CMake-style CUDA architectures: the last digit is the minor (90 -> 9.0, 120 -> 12.0).
 _SM_VALUE_RE = re.compile(r"(?P<major>[1-9][0-9]*)(?P<minor>[0-9])_(?P<kind>real|virtual)")
-_ABI_VALUE_RE = re.compile(rf"{_NUM}(?:\.{_NUM}){{0,2}}")
-_LEADING_VERSION_RE = re.compile(r"(?P<major>[0-9]+)(?:\.(?P<minor>[0-9]+))?")
-_RELEASE_RE = re.compile(r"[0-9]+(?:\.[0-9]+){0,2}")
+# Release prefixes of `abi_dependency`: rattler's version numbers are 64-bit, so at most 18
+# digits a component (dates like 20240101 fit; a longer number makes a spec no client parses).
+_ABI_VALUE_RE = re.compile(r"(?:0|[1-9][0-9]{0,17})(?:\.(?:0|[1-9][0-9]{0,17})){0,2}")
+_LEADING_VERSION_RE = re.compile(r"(?P<major>[0-9]{1,9})(?:\.(?P<minor>[0-9]{1,9}))?")
+_RELEASE_RE = re.compile(r"[0-9]{1,18}(?![0-9])(?:\.[0-9]{1,18}(?![0-9])){0,2}")
+# Larger numbers than this are no CUDA version or compute capability (and stay out of int()).
+_MAX_DIGITS = 4
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,24 +163,30 @@ class Translation:
 
 
 def _major_minor(text: str) -> tuple[int, int] | None:
-    """``12.8`` / ``12.8.90`` -> (12, 8); ``12`` -> (12, 0); anything else -> None."""
+    """``12.8`` / ``12.8.90`` -> (12, 8); ``12`` -> (12, 0); anything else (numbers of more
+    than 9 digits included) -> None."""
     match = _LEADING_VERSION_RE.match(text)
     if match is None or (match.end() < len(text) and text[match.end()] != "."):
         return None
     return int(match["major"]), int(match["minor"] or 0)
 
 
-def _cuda_value(value: str) -> tuple[int, int] | None:
+def _cuda_value(value: str) -> tuple[int, int] | Literal["range"] | None:
+    """``12.8`` -> (12, 8); not ``M[.N]`` -> None; numbers too long to be CUDA -> ``"range"``."""
     match = _CUDA_VALUE_RE.fullmatch(value)
     if match is None:
         return None
+    if len(match["major"]) > _MAX_DIGITS or len(match["minor"] or "") > _MAX_DIGITS:
+        return "range"
     return int(match["major"]), int(match["minor"] or 0)
 
 
-def _sm_value(value: str) -> tuple[str, int, int] | None:
+def _sm_value(value: str) -> tuple[str, int, int] | Literal["range"] | None:
     match = _SM_VALUE_RE.fullmatch(value)
     if match is None:
         return None
+    if len(match["major"]) > _MAX_DIGITS:
+        return "range"
     return match["kind"], int(match["major"]), int(match["minor"])
 
 
@@ -261,7 +283,7 @@ def _nvidia_supported(
             if dropped:
                 notes.append(
                     f"toolkit policy: {dropped} {feature.name} value(s) the driver allows were "
-                    f"dropped because the prefix's toolkit is {toolkit.package} {toolkit.version}"
+                    f"dropped because {_toolkit_text(toolkit)}"
                 )
         if values:
             features.append(SupportedFeature(ns, feature.name, values, source))
@@ -269,6 +291,19 @@ def _nvidia_supported(
             notes.append(
                 f"no {feature.name} value satisfies {source}: wheels that set it are not supported"
             )
+
+
+def _toolkit_owner(toolkit: Toolkit) -> str:
+    """Whose toolkit it is, from where it came from: a prefix's conda-meta, a lock, or facts
+    given on the command line (``--from-conda``, a hand-built environment)."""
+    return {Source.PREFIX: "the prefix's", Source.LOCKFILE: "the locked"}.get(
+        toolkit.source, "the environment's"
+    )
+
+
+def _toolkit_text(toolkit: Toolkit) -> str:
+    """``the prefix's toolkit is cuda-version 12.6`` (or the locked / the environment's)."""
+    return f"{_toolkit_owner(toolkit)} toolkit is {toolkit.package} {toolkit.version}"
 
 
 def _driver_state(
@@ -281,7 +316,7 @@ def _driver_state(
         )
     d = _major_minor(driver.version)
     if d is None:
-        return f"{table.driver_package} version {driver.version!r} is not a CUDA version", None
+        return f"{table.driver_package} version {quote(driver.version)} is not a CUDA version", None
     low = (table.driver_majors.low, table.driver_minors.low)
     high = (table.driver_majors.high, table.driver_minors.high)
     if not low <= d <= high:
@@ -435,8 +470,12 @@ def _cpu_profile_miss(table: CpuTable, name: str) -> str:
     if target is None:
         close = difflib.get_close_matches(name, list(archspec.cpu.TARGETS), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return f"{name!r} is not a microarchitecture archspec {_archspec_version()} knows{hint}"
-    return f"{name!r} is an {target.family.name} microarchitecture, not {table.archspec_family}"
+        return (
+            f"{quote(name)} is not a microarchitecture archspec {_archspec_version()} knows{hint}"
+        )
+    return (
+        f"{quote(name)} is an {target.family.name} microarchitecture, not {table.archspec_family}"
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -500,7 +539,7 @@ def _installed_distributions(env: Environment, tables: MappingTables) -> dict[st
     for record in env.conda_packages:
         for mapping in tables.names.pypi_for_conda(record.name):
             if mapping.cuda_major is not None and (t is None or t[0] != mapping.cuda_major):
-                continue  # cupy / libcublas: only the PyPI name of the prefix's CUDA major
+                continue  # cupy / libcublas: only the PyPI name of the toolkit's CUDA major
             found.setdefault(
                 _abi_feature(mapping.pypi),
                 (record.version, f"{record.name} {record.version} (conda package)"),
@@ -515,14 +554,21 @@ def _abi_feature(name: str) -> str:
 
 
 def _release_prefixes(version: str) -> tuple[str, ...]:
+    """``2.9.1.post1`` -> ``2, 2.9, 2.9.1``; numbers past 18 digits end the list (no conda
+    client could match them, see ``_ABI_VALUE_RE``)."""
     try:
         release: Sequence[int] = Version(version).release
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number past Python's int() limit
         match = _RELEASE_RE.match(version)
         if match is None:
             return ()
         release = [int(p) for p in match.group().split(".")]
-    parts = [str(p) for p in release[:3]]
+    parts: list[str] = []
+    for number in release[:3]:
+        text = str(number)
+        if len(text) > 18:
+            break
+        parts.append(text)
     return tuple(".".join(parts[: i + 1]) for i in range(len(parts)))
 
 
@@ -560,9 +606,8 @@ def to_conda_specs(
             known = ", ".join(tables.namespaces)
             for props in features.values():
                 for p in props:
-                    out.unmapped(
-                        p, f"no mapping for namespace {namespace!r} (variant-bridge maps {known})"
-                    )
+                    reason = f"no mapping for namespace {quote(namespace)}"
+                    out.unmapped(p, f"{reason} (variant-bridge maps {known})")
     return out.build()
 
 
@@ -609,11 +654,11 @@ def _nvidia_specs(
     if feature is None:
         known = ", ".join(f.name for f in table.features)
         for p in props:
-            out.unmapped(p, f"{table.namespace} has no feature {name!r} (known: {known})")
+            out.unmapped(p, f"{table.namespace} has no feature {quote(name)} (known: {known})")
         return
     rendered: list[str] = []
     for p in props:
-        fields = _nvidia_fields(feature, p.value)
+        fields = _nvidia_fields(table, feature, p.value)
         if isinstance(fields, str):
             out.unmapped(p, fields)
             continue
@@ -625,19 +670,43 @@ def _nvidia_specs(
         out.add(CondaSpec(spec))
 
 
-def _nvidia_fields(feature: NvidiaFeature, value: str) -> tuple[str, dict[str, Any]] | str:
+def _nvidia_fields(
+    table: NvidiaTable, feature: NvidiaFeature, value: str
+) -> tuple[str, dict[str, Any]] | str:
+    """The template fields of an nvidia *value*, or why it has no conda meaning.
+
+    Values outside the table's vocabulary are refused, not rendered: a bound such as
+    ``99999999999999999999.1`` would give a spec no conda client parses (rattler's numbers are
+    64-bit). GPU majors have no upper limit in the table (the provider ranks any GPU's own
+    generation), only the format's.
+    """
     if feature.rule == "sm_arch":
         sm = _sm_value(value)
         if sm is None:
             return (
-                f"{value!r} is not a CUDA architecture like '90_real' or '90_virtual' "
+                f"{quote(value)} is not a CUDA architecture like '90_real' or '90_virtual' "
                 "(major digits, one minor digit, _real or _virtual)"
+            )
+        low = table.lowest_arch
+        if sm == "range" or (sm[1], sm[2]) < low:
+            return (
+                f"{quote(value)} is not a CUDA architecture the NVIDIA provider defines "
+                f"(compute capability {_fmt(low)} or newer, majors of at most {_MAX_DIGITS} digits)"
             )
         kind, major, minor = sm
     else:
         cuda = _cuda_value(value)
         if cuda is None:
-            return f"{value!r} is not a CUDA version like '12.8' or '12'"
+            return f"{quote(value)} is not a CUDA version like '12.8' or '12'"
+        if (
+            cuda == "range"
+            or cuda[0] not in table.driver_majors
+            or cuda[1] not in table.driver_minors
+        ):
+            return (
+                f"{quote(value)} is not a CUDA version the NVIDIA provider defines "
+                f"(majors {table.driver_majors}, minors {table.driver_minors})"
+            )
         kind, (major, minor) = "version", cuda
     return kind, {"value": value, "major": major, "minor": minor, "next_major": major + 1}
 
@@ -686,10 +755,10 @@ def _cpu_unknown_reason(table: CpuTable, prop: VariantProperty) -> str:
             _cpu_profiles(table).values(), key=lambda p: (p.name != top, -len(p.generations))
         )
         known = ", ".join(dict.fromkeys(v for p in ranked for v in p.generations))
-        return f"{prop.value!r} is not an {table.namespace} {prop.feature} (known: {known})"
+        return f"{quote(prop.value)} is not an {table.namespace} {prop.feature} (known: {known})"
     return (
         f"no {table.namespace} microarchitecture archspec {_archspec_version()} knows has the "
-        f"feature {prop.feature!r}"
+        f"feature {quote(prop.feature)}"
     )
 
 
@@ -697,7 +766,7 @@ def _cpu_value_reason(table: CpuTable, prop: VariantProperty) -> str | None:
     if prop.feature == table.generation_feature:
         return None
     if prop.value != table.flag_value:
-        return f"CPU flag features take the value {table.flag_value!r}, not {prop.value!r}"
+        return f"CPU flag features take the value {table.flag_value!r}, not {quote(prop.value)}"
     return None
 
 
@@ -725,12 +794,12 @@ def _abi_specs(
         if mapping is None:
             out.unmapped(
                 p,
-                f"no conda name for PyPI {p.feature.replace('_', '-')!r} in names.yaml "
+                f"no conda name for PyPI {quote(p.feature.replace('_', '-'))} in names.yaml "
                 "(add a row; names are never guessed)",
             )
             continue
         if _ABI_VALUE_RE.fullmatch(p.value) is None:
-            out.unmapped(p, f"{p.value!r} is not a release prefix like '2', '2.9' or '2.9.1'")
+            out.unmapped(p, f"{quote(p.value)} is not a release prefix like '2', '2.9' or '2.9.1'")
             continue
         spec = _abi_spec(tables, mapping, p.value)
         out.mapped(p, (spec, *mapping.requires))
@@ -775,7 +844,7 @@ def explain_unsupported(
         reason = _explain_abi(prop, env, tables)
     else:
         known = ", ".join(tables.namespaces)
-        reason = f"no mapping for namespace {prop.namespace!r} (variant-bridge maps {known})"
+        reason = f"no mapping for namespace {quote(prop.namespace)} (variant-bridge maps {known})"
     return reason
 
 
@@ -789,8 +858,8 @@ def _explain_nvidia(
     feature = table.feature(prop.feature)
     if feature is None:
         known = ", ".join(f.name for f in table.features)
-        return f"{table.namespace} has no feature {prop.feature!r} (known: {known})"
-    fields = _nvidia_fields(feature, prop.value)
+        return f"{table.namespace} has no feature {quote(prop.feature)} (known: {known})"
+    fields = _nvidia_fields(table, feature, prop.value)
     if isinstance(fields, str):
         return fields
     ns_reason = supported.unsupported_reason(table.namespace)
@@ -802,10 +871,10 @@ def _explain_nvidia(
     d = _major_minor(driver.version) if driver is not None else None
     toolkit, t = _toolkit_state(env)
     value = (fields[1]["major"], fields[1]["minor"])
-    toolkit_text = f"{toolkit.package} {toolkit.version}" if toolkit is not None else ""
+    toolkit_text = _toolkit_text(toolkit) if toolkit is not None else ""
     use_toolkit = policy == "toolkit" and t is not None
     vocabulary = (
-        f"{prop.value!r} is not a value the NVIDIA provider lists (majors "
+        f"{quote(prop.value)} is not a value the NVIDIA provider lists (majors "
         f"{table.driver_majors}, minors {table.driver_minors})"
     )
     if d is None:  # pragma: no cover - unsupported_reason covers a missing/invalid driver
@@ -814,20 +883,19 @@ def _explain_nvidia(
         if value > d:
             return f"needs CUDA driver >= {prop.value} but {table.driver_package} is {_fmt(d)}"
         if use_toolkit and t is not None and value[0] != t[0]:
+            prefix = toolkit is not None and toolkit.source == Source.PREFIX
+            owner = "the prefix's" if prefix else "the environment's"
             return (
-                f"built for CUDA {value[0]} but the prefix's toolkit is {toolkit_text} "
-                f"(CUDA {t[0]}): its libraries would clash with the prefix's"
+                f"built for CUDA {value[0]} but {toolkit_text} (CUDA {t[0]}): its libraries "
+                f"would clash with {owner}"
             )
         if use_toolkit and t is not None and value > t:
-            return f"needs {prop.feature} {prop.value} but the prefix's toolkit is {toolkit_text}"
+            return f"needs {prop.feature} {prop.value} but {toolkit_text}"
         return vocabulary
     if value <= d:
         return f"needs CUDA driver < {prop.value} but {table.driver_package} is {_fmt(d)}"
     if use_toolkit and t is not None and value <= t:
-        return (
-            f"needs a toolkit older than {prop.value} ({prop.feature}) but the prefix's toolkit "
-            f"is {toolkit_text}"
-        )
+        return f"needs a toolkit older than {prop.value} ({prop.feature}) but {toolkit_text}"
     return vocabulary
 
 
@@ -843,7 +911,7 @@ def _explain_sm_arch(
         )
     a = _major_minor(arch.version)
     if a is None:
-        return f"{table.arch_package} version {arch.version!r} is not a compute capability"
+        return f"{table.arch_package} version {quote(arch.version)} is not a compute capability"
     if a < table.lowest_arch:
         return (
             f"{table.arch_package} {arch.version} is below {_fmt(table.lowest_arch)}, the lowest "
@@ -910,11 +978,19 @@ _SPEC_RE = re.compile(
     r"(?:(?:\s*==?\s*|\s+)(?P<version>[^=\s]+)(?:(?:\s*=\s*|\s+)(?P<build>[^=\s]+))?)?"
 )
 _EXACT_VERSION_RE = re.compile(r"[0-9][0-9A-Za-z._+]*")
-_STRICT_VERSIONS = {
-    "__cuda": (re.compile(r"[0-9]+(?:\.[0-9]+)?"), "'12.8'"),
-    "__cuda_arch": (re.compile(r"[0-9]+\.[0-9]+"), "'9.0' (major.minor)"),
-    "__glibc": (re.compile(r"[0-9]+\.[0-9]+(?:\.[0-9]+)?"), "'2.28'"),
-}
+
+
+@dataclass(frozen=True, slots=True)
+class CondaFacts:
+    """What :func:`read_conda_specs` made of conda specs.
+
+    :param environment: the declared environment.
+    :param ignored: ``(spec as given, reason)`` for packages that change nothing: neither a
+        virtual package, nor a toolkit selector, nor a package ``abi_dependency`` knows.
+    """
+
+    environment: Environment
+    ignored: tuple[tuple[str, str], ...] = ()
 
 
 def host_subdir(*, tables: MappingTables | None = None) -> str:
@@ -936,33 +1012,43 @@ def environment_from_conda_specs(
     platform: str | None = None,
     tables: MappingTables | None = None,
 ) -> Environment:
+    """The environment of :func:`read_conda_specs` (what it ignored is dropped)."""
+    return read_conda_specs(specs, platform=platform, tables=tables).environment
+
+
+def read_conda_specs(
+    specs: Iterable[str],
+    *,
+    platform: str | None = None,
+    tables: MappingTables | None = None,
+) -> CondaFacts:
     """A declared :class:`Environment` from specs like ``__cuda=12.8`` or ``cuda-version 12.6``.
 
     Accepted: ``name=version[=build]``, ``name==version``, ``name version [build]``, a bare
     virtual package (``__unix``) and ``__archspec=<name>`` (the build, as
-    ``CONDA_OVERRIDE_ARCHSPEC`` sets it). Every fact gets the source ``--from-conda``.
+    ``CONDA_OVERRIDE_ARCHSPEC`` sets it). Every fact gets the source ``--from-conda``. Virtual
+    package values are checked exactly as ``detect`` checks ``--target`` (same shapes, same
+    platforms), so both commands accept the same facts.
 
     :param platform: the conda subdir; ``None``: this machine's.
     :raises InvalidTarget: on a spec that is not one exact package, a duplicate, a version of
-        the wrong shape, an unknown microarchitecture or platform.
+        the wrong shape, a virtual package the platform cannot have, an unknown
+        microarchitecture or one of another family, an unknown platform.
     """
     tables = tables if tables is not None else load_tables()
     if platform is None:
         platform = host_subdir(tables=tables)
+    platform = check_platform(platform, where="--platform")
     info = tables.platform.subdir(platform)
-    if info is None:
-        known = ", ".join(s.subdir for s in tables.platform.subdirs)
-        raise InvalidTarget(f"unknown platform {platform!r}: expected one of {known}")
-    os_packages = dict(tables.platform.os_virtual_packages)
 
     seen: dict[str, str] = {}
     virtual: list[VirtualPackage] = []
-    records: list[CondaRecord] = []
+    records: list[tuple[str, CondaRecord]] = []
     toolkits: dict[str, Toolkit] = {}
     for text in specs:
         name, version, build = _parse_exact_spec(text)
         if name in seen:
-            raise InvalidTarget(f"{name} given twice: {seen[name]!r} and {text!r}")
+            raise InvalidTarget(f"{name} given twice: {quote(seen[name])} and {quote(text)}")
         seen[name] = text
         if name.startswith("__"):
             virtual.append(
@@ -972,23 +1058,32 @@ def environment_from_conda_specs(
                     version=version,
                     build=build,
                     platform=platform,
-                    os_name=info.os,
-                    os_packages=os_packages,
+                    cpu_family=info.cpu_family if info is not None else None,
                     tables=tables,
                 )
             )
             continue
         if version is None:
             raise InvalidTarget(
-                f"invalid spec {text!r}: a package needs a version, e.g. 'name=1.2'"
+                f"invalid spec {quote(text)}: a package needs a version, e.g. 'name=1.2'"
             )
         if name in tables.nvidia.toolkit_packages:
             if _major_minor(version) is None:
-                raise InvalidTarget(f"invalid spec {text!r}: {name} needs a version like '12.6'")
+                raise InvalidTarget(
+                    f"invalid spec {quote(text)}: {name} needs a version like '12.6'"
+                )
             toolkits[name] = Toolkit(name, version, FROM_CONDA_SOURCE)
-        records.append(CondaRecord(name, version, build or "", subdir=platform))
+        records.append((text, CondaRecord(name, version, build or "", subdir=platform)))
 
     toolkit = next((toolkits[p] for p in tables.nvidia.toolkit_packages if p in toolkits), None)
+    kept: list[CondaRecord] = []
+    ignored: list[tuple[str, str]] = []
+    for text, record in records:
+        reason = _ignored_reason(record.name, toolkit, tables)
+        if reason is None:
+            kept.append(record)
+        else:
+            ignored.append((text.strip(), reason))
     notes: list[str] = []
     names = {vp.name for vp in virtual}
     if tables.nvidia.arch_package in names and tables.nvidia.driver_package not in names:
@@ -996,13 +1091,35 @@ def environment_from_conda_specs(
             f"{tables.nvidia.arch_package} without {tables.nvidia.driver_package}: conda drops "
             "the GPU architecture when there is no driver, so the nvidia namespace is unsupported"
         )
-    return Environment(
+    environment = Environment(
         platform=platform,
         virtual_packages=tuple(sorted(virtual, key=lambda vp: vp.name)),
         toolkit=toolkit,
-        conda_packages=tuple(records),
+        conda_packages=tuple(kept),
         origin=FROM_CONDA_SOURCE,
         notes=tuple(notes),
+    )
+    return CondaFacts(environment, tuple(ignored))
+
+
+def _ignored_reason(name: str, toolkit: Toolkit | None, tables: MappingTables) -> str | None:
+    """Why conda package *name* changes no supported property, or ``None`` when it does (a
+    toolkit selector, or a package ``abi_dependency`` reads through names.yaml)."""
+    if name in tables.nvidia.toolkit_packages:
+        return None
+    mappings = tables.names.pypi_for_conda(name)
+    if not mappings:
+        return (
+            "not a virtual package, a toolkit selector "
+            f"({', '.join(tables.nvidia.toolkit_packages)}) or a package names.yaml maps to PyPI"
+        )
+    t = _major_minor(toolkit.version) if toolkit is not None else None
+    majors = sorted({m.cuda_major for m in mappings if m.cuda_major is not None})
+    if len(majors) < len(mappings) or (t is not None and t[0] in majors):
+        return None
+    return (
+        f"its PyPI name depends on the CUDA major ({', '.join(map(str, majors))}) and no "
+        "toolkit of one of those is given (e.g. cuda-version=12.6)"
     )
 
 
@@ -1010,7 +1127,7 @@ def _parse_exact_spec(text: str) -> tuple[str, str | None, str | None]:
     match = _SPEC_RE.fullmatch(text.strip())
     if match is None or any(c in text for c in "<>!*|,[]()~^"):
         raise InvalidTarget(
-            f"invalid spec {text!r}: expected one exact package like '__cuda=12.8', "
+            f"invalid spec {quote(text)}: expected one exact package like '__cuda=12.8', "
             "'__archspec=1=haswell' or 'cuda-version 12.6'"
         )
     name = match["name"].lower()
@@ -1024,51 +1141,30 @@ def _declared_virtual(
     version: str | None,
     build: str | None,
     platform: str,
-    os_name: str,
-    os_packages: dict[str, tuple[str, ...]],
+    cpu_family: str | None,
     tables: MappingTables,
 ) -> VirtualPackage:
-    for other_os, packages in os_packages.items():
-        if name in packages and name not in os_packages.get(os_name, ()):
-            raise InvalidTarget(
-                f"invalid spec {text!r}: {name} is a virtual package of {other_os} platforms, "
-                f"not of {platform}"
-            )
+    if not applies_to(name, platform):
+        raise InvalidTarget(f"invalid spec {quote(text)}: {not_on_platform(name, platform)}")
     cpu = next((c for c in tables.cpus if c.virtual_package == name), None)
     if cpu is not None:
         if build is None and version is not None and not version[0].isdigit():
             version, build = "1", version  # __archspec=haswell: the build, like the override
         if build is None:
             raise InvalidTarget(
-                f"invalid spec {text!r}: {name} needs a microarchitecture, e.g. '{name}=1=haswell'"
+                f"invalid spec {quote(text)}: {name} needs a microarchitecture, "
+                f"e.g. '{name}=1=haswell'"
             )
-        _check_microarchitecture(text, build, platform, tables)
+        problem = microarchitecture_problem(build, platform, cpu_family=cpu_family)
+        if problem is not None:
+            raise InvalidTarget(f"invalid spec {quote(text)}: {problem}")
         return VirtualPackage(name, version or "1", build, FROM_CONDA_SOURCE)
-    strict = _STRICT_VERSIONS.get(name)
-    if strict is not None and (version is None or strict[0].fullmatch(version) is None):
-        raise InvalidTarget(f"invalid spec {text!r}: {name} needs a version like {strict[1]}")
+    shape = VERSION_SHAPES.get(name)
+    if shape is not None and (version is None or not shape.matches(version)):
+        raise InvalidTarget(f"invalid spec {quote(text)}: {name} needs {shape.expected}")
     if version is not None and _EXACT_VERSION_RE.fullmatch(version) is None:
-        raise InvalidTarget(f"invalid spec {text!r}: {version!r} is not a version")
+        raise InvalidTarget(f"invalid spec {quote(text)}: {quote(version)} is not a version")
     return VirtualPackage(name, version or "0", build or "0", FROM_CONDA_SOURCE)
-
-
-def _check_microarchitecture(text: str, name: str, platform: str, tables: MappingTables) -> None:
-    import archspec.cpu
-
-    target = archspec.cpu.TARGETS.get(name)
-    if target is None:
-        close = difflib.get_close_matches(name, list(archspec.cpu.TARGETS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise InvalidTarget(
-            f"invalid spec {text!r}: archspec knows no microarchitecture {name!r}{hint}"
-        )
-    info = tables.platform.subdir(platform)
-    family = info.cpu_family if info is not None else None
-    if family is not None and target.family.name != family:
-        raise InvalidTarget(
-            f"invalid spec {text!r}: {name} is an {target.family.name} microarchitecture but "
-            f"{platform} is {family}"
-        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1128,7 +1224,7 @@ def explain_platform_tag(tag: str, env: Environment, *, tables: MappingTables | 
 def _explain_one_tag(tag: str, env: Environment, tables: MappingTables) -> str:
     found = _match_tag(tag, tables)
     if found is None:
-        return f"unknown platform tag {tag!r}"
+        return f"unknown platform tag {quote(tag)}"
     rule, match = found
     info = tables.platform.subdir(env.platform)
     arch = match.groupdict().get("arch")

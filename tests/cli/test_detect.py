@@ -26,7 +26,9 @@ from tests.worlds.prefix import (
     solve,
     variant_json,
 )
+from tests.worlds.wheels import make_wheel
 
+HERE = str(Path(__file__).parent)
 # A declared linux-64 GPU machine: nothing about the host matters for these facts.
 TARGETS = (
     "--platform", "linux-64",
@@ -186,8 +188,50 @@ ERRORS = [
     (["-t", "cuda"], {}, "--target 'cuda': expected KEY=VALUE"),  # no '='
     (["-t", "archspec=haswel"], {}, "--target archspec='haswel': expected an archspec"),  # CPU
     (["--platform", "linux-65"], {}, "--platform='linux-65': expected a conda platform"),  # subdir
-    (["--prefix", "/nonexistent/env"], {}, "/nonexistent/env: "),  # missing prefix
+    (["--prefix", "/nonexistent/env"], {}, "--prefix /nonexistent/env: no such directory"),  # gone
+    (["--prefix", __file__], {}, f"--prefix {__file__}: not a directory"),  # a file: was exit 2
     (["--lockfile", "/nonexistent/pixi.lock"], {}, "/nonexistent/pixi.lock: "),  # missing lock
+    (["--lockfile", HERE], {}, f"{HERE}: not a file"),  # a directory: was exit 2 with usage text
+    (
+        ["-t", "platform=linux-64", "-t", "cuda=12.8"],
+        {"CONDA_PREFIX": "/nonexistent"},
+        "$CONDA_PREFIX=/nonexistent: no such directory (unset it or pass --prefix)",
+    ),  # stale $CONDA_PREFIX: the variable was not named
+    (
+        ["--platform", "osx-arm64", "-t", "cuda=12.9"],
+        {},
+        "--target cuda='12.9': __cuda does not exist on osx-arm64 (only linux-* and win-*)\n",
+    ),  # said "(declare --target platform=... too)" although --platform was given
+    (
+        ["--platform", "win-64", "-t", "glibc=2.28"],
+        {},
+        "--target glibc='2.28': __glibc does not exist on win-64 (only linux-*)\n",
+    ),  # the same for glibc on Windows
+    (
+        ["-t", "platform=linux-64", "-t", "cuda=١٢.٨"],
+        {},
+        "--target cuda='١٢.٨': expected a CUDA version like 12.8\n",
+    ),  # blamed detection: "could not detect this machine's virtual packages: malformed …"
+    (
+        ["-t", "platform=linux-64", "-t", "cuda=1.99999999999999999999"],
+        {},
+        "--target cuda='1.99999999999999999999': expected a CUDA version like 12.8\n",
+    ),  # the same past 64 bits
+    (
+        [],
+        {"CONDA_OVERRIDE_CUDA": "١٢.٨"},
+        "CONDA_OVERRIDE_CUDA='١٢.٨': expected a CUDA version like 12.8",
+    ),  # the same through conda's variable
+    (
+        [],
+        {"CONDA_OVERRIDE_CUDA": "99999999999999999999.1"},
+        "CONDA_OVERRIDE_CUDA='99999999999999999999.1': expected a CUDA version like 12.8",
+    ),  # and past 64 bits
+    (
+        ["-t", "platform=linux-64", "-t", "cuda=1." + "9" * 5000],
+        {},
+        "--target cuda='1." + "9" * 78 + "…' (5002 characters): expected a CUDA version like 12.8",
+    ),  # echoed a 5000-character line
 ]
 
 
@@ -195,7 +239,7 @@ ERRORS = [
 def test_bad_input_is_one_line(
     cli: Cli, args: list[str], env: dict[str, str | None], message: str
 ) -> None:
-    result = cli("detect", *args, env=env)
+    result = cli("detect", *args, env={"CONDA_PREFIX": None, **env})
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.startswith(f"error: {message}")
@@ -319,6 +363,65 @@ def test_lockfile_unknown_environment_is_one_line(cli: Cli, world: PrefixWorld) 
     assert result.stderr.startswith("error: ")
     assert "'nope'" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_target_help_lists_every_key(cli: Cli) -> None:
+    result = cli("detect", "--help")
+    assert result.exit_code == 0
+    help_text = " ".join(result.stdout.split())
+    keys = help_text.partition("KEY: ")[2].partition(" (e.g.")[0]
+    # `platform` was documented in docs/cli.md but missing from --help.
+    assert keys == "cuda, cuda_arch, archspec, glibc, linux, osx, win, python, platform"
+
+
+@pytest.mark.slow
+def test_lockfile_lists_locked_variant_wheels(cli: Cli, tmp_path: Path) -> None:
+    # A lock holding tinyvar…-cu126.whl gave `variant_wheels: []`.
+    wheel = make_wheel(
+        tmp_path / "wheels",
+        "tinyvar",
+        "0.1.0",
+        label="cu126",
+        properties=["nvidia :: cuda_version_lower_bound :: 12.6"],
+    )
+    remote = "https://pypi.example.org/whl/remotevar-1.0-py3-none-any-cu129.whl"
+    lock = write_lockfile(
+        tmp_path / "pixi.lock",
+        {
+            "default": [
+                LockedPlatform(
+                    "linux-64",
+                    (),
+                    [("tinyvar", "0.1.0", wheel.as_uri()), ("remotevar", "1.0", remote)],
+                )
+            ]
+        },
+    )
+    data = detect_json(cli, "--lockfile", str(lock), "--platform", "linux-64")
+    assert data["variant_wheels"] == [
+        {
+            "name": "remotevar",
+            "version": "1.0",
+            "label": "cu129",
+            "properties": None,
+            "location": remote,
+        },
+        {
+            "name": "tinyvar",
+            "version": "0.1.0",
+            "label": "cu126",
+            "properties": ["nvidia :: cuda_version_lower_bound :: 12.6"],
+            "location": str(wheel),
+        },
+    ]
+    assert any(
+        "on an index, properties unknown: remotevar==1.0 [cu129]" in n for n in data["notes"]
+    )
+    text = cli("detect", "--lockfile", str(lock), "--platform", "linux-64")
+    assert text.exit_code == 0, text.stderr
+    assert "\nLocked variant wheels\n" in text.stdout
+    assert "  remotevar==1.0 [cu129] (properties unknown: not downloaded)\n" in text.stdout
+    assert "  tinyvar==0.1.0 [cu126] nvidia :: cuda_version_lower_bound :: 12.6\n" in text.stdout
 
 
 # -- the real console script ------------------------------------------------------------------

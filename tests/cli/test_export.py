@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +23,9 @@ from tests.worlds.channel import Channel
 from variant_bridge import atomic
 from variant_bridge.cli import _Group, main
 from variant_bridge.cli.export import export as export_command
+from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
+
+CLI_MD = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,7 +95,11 @@ def test_prints_environment_yml_by_default(cli: Cli, world: ExportWorld) -> None
     assert "cuda-version=12.6=h0_3" in data["dependencies"]
     assert result.stdout.startswith("# Produced by variant-bridge ")
     assert f"export --prefix {world.prefix} --find-links {world.wheels}" in result.stdout
-    assert result.stderr == ""
+    # the pip lines name variant files: said in the header and once on stderr
+    assert VARIANT_FILENAMES_NOTE in " ".join(result.stdout.replace("# ", "").split())
+    assert (
+        result.stderr.count("note: the variant wheels are pinned by their variant filenames") == 1
+    )
 
 
 def test_writes_a_new_file_and_says_so(cli: Cli, world: ExportWorld, tmp_path: Path) -> None:
@@ -260,6 +271,14 @@ def test_json_summary(cli: Cli, world: ExportWorld) -> None:
     result = cli(*args(world, "--format", "pixi-toml", "--json"), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
+    keys = ["format", "output", "changed", "content", "host_requirements", "variant_wheels"]
+    assert list(summary) == [*keys, "notes"]
+    documented = CLI_MD.split("## `variant-bridge export`", 1)[1].split("\n## ", 1)[0]
+    [row] = [line for line in documented.splitlines() if line.startswith("| `--json`")]
+    for key in summary:  # docs/cli.md said "(format, output, counts, notes)": no `counts`
+        assert f"`{key}`" in row, key
+    for key in summary["variant_wheels"][0]:
+        assert f"`{key}`" in row, key
     assert summary["format"] == "pixi-toml"
     assert summary["output"] is None
     assert summary["content"]["workspace"]["platforms"] == [
@@ -274,3 +293,226 @@ def test_export_from_a_lock(cli: Cli, world: ExportWorld) -> None:
     assert result.exit_code == 0, result.stderr
     deps = yaml.safe_load(result.stdout)["dependencies"]
     assert deps[:3] == ["cuda-version=12.6", "libcublas=12.6.77", "python=3.12.7"]
+
+
+def test_the_short_forms_and_help(cli: Cli, world: ExportWorld) -> None:
+    # -f as in select/install (it was missing); -e says its default as the other options do
+    result = cli("export", "--prefix", str(world.prefix), "-f", str(world.wheels), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        f"--find-links {world.wheels}" in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
+    )
+    help_text = " ".join(cli("export", "--help").stdout.split())
+    assert "The pixi.lock environment. Default: 'default'." in help_text
+
+
+def test_an_empty_prefix_exports_empty_lists(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "empty" / "conda-meta").mkdir(parents=True)
+    result = cli("export", "--prefix", str(tmp_path / "empty"), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    data = yaml.safe_load(result.stdout)
+    assert (data["channels"], data["dependencies"]) == ([], [])  # were YAML nulls
+
+
+class FifoReader:
+    """Unblocks a reader of *fifo* if one ever opens it (the code before the fix read an
+    --update FIFO and hung); a correct export never opens it."""
+
+    def __init__(self, fifo: Path) -> None:
+        self.fifo, self.done, self.opened = fifo, threading.Event(), False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.done.wait(0.05):
+            try:
+                fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nobody reads it; ENOENT: replaced by a file
+                continue
+            self.opened = True
+            os.close(fd)
+
+    def __enter__(self) -> FifoReader:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["-o", "{fifo}", "--force"],  # QA: `-o /dev/full --force` replaced the device (as root)
+        ["-o", "{fifo}"],  # refused as what it is, not "exists; pass --force"
+        ["--format", "pixi-toml", "--update", "{fifo}"],  # never read (it would block)
+    ],
+)
+def test_an_output_that_is_not_a_regular_file_is_refused(
+    cli: Cli, world: ExportWorld, tmp_path: Path, options: list[str]
+) -> None:
+    fifo = tmp_path / "out.yml"
+    os.mkfifo(fifo)
+    with FifoReader(fifo) as reader:
+        result = cli(*args(world, *(o.format(fifo=fifo) for o in options)), env=OVERRIDES)
+    assert result.exit_code == 1
+    line = one_error_line(result.stderr)
+    assert f"cannot write {str(fifo)!r}: it is a FIFO (named pipe), not a regular file" in line
+    assert fifo.is_fifo()
+    assert not reader.opened
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yml"]
+
+
+def test_a_local_wheel_that_changed_since_the_install_is_an_error_naming_both_hashes(
+    cli: Cli, world: ExportWorld, prefix: Path, tmp_path: Path
+) -> None:
+    wheel = tmp_path / world.installed["gpuext"].name
+    shutil.copy(world.installed["tinyvar"], wheel)  # other bytes under the installed name
+    recorded = hashlib.sha256(world.installed["gpuext"].read_bytes()).hexdigest()
+    actual = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    [dist_info] = (prefix / "lib").glob("python3*/site-packages/gpuext-*.dist-info")
+    (dist_info / "direct_url.json").write_text(
+        json.dumps({"url": wheel.as_uri(), "archive_info": {"hashes": {"sha256": recorded}}})
+    )
+    command = ["export", "--prefix", str(prefix), "-f", str(tmp_path)]
+    result = cli(*command, env=OVERRIDES)
+    assert result.exit_code == 1
+    line = one_error_line(result.stderr)
+    assert "gpuext 0.3 [cu126]" in line
+    assert f"has sha256 {actual}, but direct_url.json recorded {recorded}" in line
+    allowed = cli(*command, "--allow-unpinned", env=OVERRIDES)
+    assert allowed.exit_code == 0, allowed.stderr
+    assert "gpuext==0.3" in yaml.safe_load(allowed.stdout)["dependencies"][-1]["pip"]
+
+
+def venv_python(path: Path, *, with_pip: bool) -> Path:
+    command = [sys.executable, "-m", "venv", str(path)]
+    subprocess.run(command if with_pip else [*command, "--without-pip"], check=True, timeout=300)
+    return path / "bin" / "python"
+
+
+def installed_labels(python: Path) -> dict[str, str | None]:
+    probe = (
+        "import importlib.metadata as m, json\n"
+        "out = {}\n"
+        "for d in m.distributions():\n"
+        "    t = d.read_text('variant.json')\n"
+        "    out[d.metadata['Name']] = next(iter(json.loads(t)['variants'])) if t else None\n"
+        "print(json.dumps(out))"
+    )
+    out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=True)
+    labels: dict[str, str | None] = json.loads(out.stdout)
+    return {k: v for k, v in labels.items() if k in ("gpuext", "plainpkg", "tinyvar")}
+
+
+def conda_pip_step(installer: str, share: Path, pip_lines: list[str], python: Path) -> str:
+    """What `conda env create -f share/environment.yml` does with the pip section: the lines in a
+    requirements file next to environment.yml, pip run from that directory
+    (conda/env/installers/pip.py); uv as a user would run the same lines. No network."""
+    requirements = share / "condaenv.test.requirements.txt"
+    requirements.write_text("\n".join(pip_lines))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    if installer == "pip":
+        # --isolated: this machine's global pip config adds find-links and indexes
+        command = [str(python), "-m", "pip", "--isolated", "install", "-U", "-r"]
+        command += [str(requirements), "--exists-action=b", "--no-index"]
+    else:
+        command = [str(UV_BIN), "pip", "install", "--no-config", "--offline", "--no-index"]
+        command += ["--python", str(python), "-r", str(requirements)]
+    done = subprocess.run(
+        command,
+        check=False,
+        cwd=share,
+        capture_output=True,
+        text=True,
+        env={**clean, "UV_NO_CACHE": "1"},
+        timeout=300,
+    )
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+UV_BIN = Path(sys.executable).with_name("uv")
+
+
+@pytest.mark.parametrize(
+    ("installer", "wheels_dir", "refusal"),
+    [
+        ("pip", True, None),  # QA: conda env create failed at its pip step
+        ("uv", True, None),  # uv without --preview-features wheel-variants
+        ("pip", False, "not a valid wheel filename"),  # what the header note warns of
+        ("uv", False, "wheel-variants"),
+    ],
+)
+def test_an_export_with_wheels_dir_installs_with_plain_pip_and_uv(
+    *,
+    cli: Cli,
+    world: ExportWorld,
+    tmp_path: Path,
+    installer: str,
+    wheels_dir: bool,
+    refusal: str | None,
+) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    target = share / "environment.yml"
+    extra = ["--wheels-dir", str(share / "wheels")] if wheels_dir else []
+    result = cli(*args(world, "-o", str(target), *extra), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert ("variant filenames" in result.stderr) is not wheels_dir
+    pip_lines = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
+    python = venv_python(tmp_path / "venv", with_pip=installer == "pip")
+    failure = conda_pip_step(installer, share, pip_lines, python)
+    if refusal is not None:
+        assert refusal in failure
+        return
+    assert failure == ""
+    assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
+    for name in ("gpuext", "tinyvar"):
+        [line] = [ln for ln in pip_lines if ln.startswith(f"{name} @ ")]
+        copy = share / "wheels" / f"{name}-{'0.3' if name == 'gpuext' else '1.0'}-py3-none-any.whl"
+        assert (
+            line
+            == f"{name} @ {copy.as_uri()}#sha256={hashlib.sha256(copy.read_bytes()).hexdigest()}"
+        )
+        assert copy.read_bytes() == world.installed[name].read_bytes()
+        # the faithful pin to the exact variant file stays in the header
+        assert f"{name} @ {world.installed[name].as_uri()}#sha256=" in target.read_text()
+
+
+@pytest.mark.parametrize(
+    ("manifest", "wheels", "expected"),
+    [
+        ("share/pixi.toml", "share/wheels", "./wheels/tinyvar-1.0-py3-none-any.whl"),
+        ("proj/pixi.toml", "wheels", "../wheels/tinyvar-1.0-py3-none-any.whl"),
+    ],
+)
+def test_pixi_paths_to_the_copies_are_relative_to_the_manifest(
+    *, cli: Cli, world: ExportWorld, tmp_path: Path, manifest: str, wheels: str, expected: str
+) -> None:
+    target = tmp_path / manifest
+    target.parent.mkdir()
+    target.write_text('[workspace]\nplatforms = ["linux-64"]\n')
+    result = cli(
+        *args(world, "--update", str(target), "--wheels-dir", str(tmp_path / wheels)),
+        env=OVERRIDES,
+    )
+    assert result.exit_code == 0, result.stderr
+    data = tomllib.loads(target.read_text())
+    assert data["pypi-dependencies"]["tinyvar"] == {"path": expected}
+    assert (target.parent / expected).resolve().read_bytes() == world.installed[
+        "tinyvar"
+    ].read_bytes()
+
+
+def test_a_relative_find_links_is_written_absolute(
+    cli: Cli, world: ExportWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is read elsewhere: conda runs pip in the environment.yml's directory, and pixi
+    # resolves paths against the manifest's.
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(world.wheels, tmp_path)
+    result = cli("export", "--prefix", str(world.prefix), "-f", relative, env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["dependencies"][-1]["pip"][0] == (
+        f"--find-links {world.wheels}"
+    )

@@ -103,6 +103,34 @@ def test_text_output(cli: Cli) -> None:
     assert "  any one of:\n    __archspec 1.* " in out
 
 
+# (a property outside the nvidia table, the start of its reason). One case per line.
+OUT_OF_RANGE = [
+    (
+        "nvidia :: cuda_version_lower_bound :: 99999999999999999999.1",
+        (
+            "'99999999999999999999.1' is not a CUDA version the NVIDIA provider defines (majors 11..15, "
+            "minors 0..20)"
+        ),
+    ),  # exited 0 with `__cuda >=99999999999999999999.1`, which rattler rejects
+    (
+        "nvidia :: cuda_version_lower_bound :: 1" + "0" * 100000,
+        "'1" + "0" * 79 + "…' (100001 characters) is not a CUDA version the NVIDIA provider",
+    ),  # `unexpected ValueError: Exceeds the limit (4300 digits)`
+]
+
+
+@pytest.mark.parametrize(("prop", "reason"), OUT_OF_RANGE)
+def test_values_outside_the_table_are_unmapped(cli: Cli, prop: str, reason: str) -> None:
+    data = translate_json(cli, prop)
+    assert data["specs"] == []
+    assert data["unmapped"] == [{"property": prop, "reason": data["unmapped"][0]["reason"]}]
+    assert data["unmapped"][0]["reason"].startswith(reason)
+    text = cli("translate", prop)
+    assert text.exit_code == 0, text.stderr
+    assert reason in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) < 400  # no 100000-char line
+
+
 def test_text_output_lists_unmapped(cli: Cli) -> None:
     result = cli("translate", "foo :: bar :: baz")
     assert result.exit_code == 0
@@ -119,6 +147,10 @@ BAD_PROPERTIES = [
         "invalid variant property 'nvidia :: sm_arch :: 9.0-",
     ),  # '-'
     ([LOWER_128, "x86_64 : level : v3"], "invalid variant property 'x86_64 : level : v3'"),  # ':'
+    (
+        ["A" * 5000],
+        "invalid variant property '" + "A" * 80 + "…' (5000 characters): expected 'namespace",
+    ),  # echoed 5000 characters
 ]
 
 
@@ -209,7 +241,8 @@ def test_from_conda_has_the_shape_of_detect(cli: Cli) -> None:
     detected = json.loads(detect.stdout)
     specs = ["__cuda=12.8", "__cuda_arch=9.0", "__archspec=1=haswell", "__glibc=2.28"]
     translated = translate_json(cli, "--from-conda", "--platform", "linux-64", *specs)
-    assert set(translated) == set(detected)
+    assert set(translated) == set(detected) | {"ignored"}
+    assert translated["ignored"] == []
     assert translated["supported"] == detected["supported"]
     assert translated["policy"] == detected["policy"] == "driver"
 
@@ -233,6 +266,32 @@ def test_from_conda_text_output(cli: Cli) -> None:
     )
 
 
+def test_from_conda_reports_an_ignored_package(cli: Cli) -> None:
+    # `numpy=1.0` exited 0 and vanished without a word.
+    data = translate_json(cli, "--from-conda", "--platform", "linux-64", "numpy=1.0")
+    assert data["ignored"] == [
+        {
+            "spec": "numpy=1.0",
+            "reason": "not a virtual package, a toolkit selector (cuda-version, cudatoolkit) or a "
+            "package names.yaml maps to PyPI",
+        }
+    ]
+    result = cli("translate", "--from-conda", "--platform", "linux-64", "numpy=1.0")
+    assert result.exit_code == 0, result.stderr
+    notes = result.stdout.partition("\nNotes\n")[2]
+    assert "  - numpy=1.0: not a virtual package, a toolkit selector" in notes
+    assert "; ignored" in notes
+
+
+def test_from_conda_notes_name_the_toolkit_without_a_prefix(cli: Cli) -> None:
+    # "the prefix's toolkit" was said although --from-conda reads no prefix.
+    data = translate_json(cli, "--from-conda", "--platform", "linux-64", *GPU_SPECS)
+    dropped = [n for n in data["notes"] if "dropped because" in n]
+    assert dropped
+    assert all(n.endswith("the environment's toolkit is cuda-version 12.6") for n in dropped)
+    assert not any("prefix" in n for n in data["notes"])
+
+
 # (specs, the start of the one stderr line). One case per line.
 BAD_SPECS = [
     (["__cuda>=12"], "invalid spec '__cuda>=12': expected one exact package"),  # a range
@@ -240,6 +299,35 @@ BAD_SPECS = [
     (["__archspec=1=haswel"], "'haswel'"),  # unknown microarchitecture
     (["cuda-version"], "invalid spec 'cuda-version': a package needs a version"),  # no version
 ]
+
+
+# (--platform, specs, the one stderr line after "error: "). One case per line.
+PLATFORM_SPECS = [
+    (
+        "osx-arm64",
+        ["__cuda=12.8"],
+        "invalid spec '__cuda=12.8': __cuda does not exist on osx-arm64 (only linux-* and win-*)",
+    ),  # was accepted; detect rejects the same fact
+    (
+        "win-64",
+        ["__glibc=2.28"],
+        "invalid spec '__glibc=2.28': __glibc does not exist on win-64 (only linux-*)",
+    ),  # the same words as detect
+    (
+        "linux64",
+        ["__cuda=12.8"],
+        "--platform='linux64': expected a conda platform like linux-64 (did you mean 'linux-64'?)",
+    ),  # the same words as detect --platform
+]
+
+
+@pytest.mark.parametrize(("platform", "specs", "message"), PLATFORM_SPECS)
+def test_from_conda_platform_errors_match_detect(
+    cli: Cli, platform: str, specs: list[str], message: str
+) -> None:
+    result = cli("translate", "--from-conda", "--platform", platform, *specs)
+    assert result.exit_code == 1
+    assert result.stderr == f"error: {message}\n"
 
 
 @pytest.mark.parametrize(("specs", "message"), BAD_SPECS)

@@ -176,9 +176,48 @@ def test_overrides_for_another_os_are_ignored(variable: str, value: str, gone: s
     assert f"{variable}={value!r} ignored: {gone} does not exist on linux-64" in env.notes
 
 
-def test_target_for_another_os_is_an_error() -> None:
-    with pytest.raises(InvalidTarget, match=r"--target osx='14.1' does not apply to platform"):
-        detect_environment(targets=["platform=linux-64", "osx=14.1"], env={})
+# (targets, --platform, the whole one-line message). One case per line.
+NOT_ON_PLATFORM = [
+    (
+        ["platform=linux-64", "osx=14.1"],
+        None,
+        "--target osx='14.1': __osx does not exist on linux-64 (only osx-*)",
+    ),  # another OS's package
+    (
+        ["cuda=12.9"],
+        "osx-arm64",
+        "--target cuda='12.9': __cuda does not exist on osx-arm64 (only linux-* and win-*)",
+    ),  # hinted at --target platform although --platform was given
+    (
+        ["glibc=2.28"],
+        "win-64",
+        "--target glibc='2.28': __glibc does not exist on win-64 (only linux-*)",
+    ),  # same for glibc on Windows
+    (
+        ["archspec=m1"],
+        "linux-64",
+        "--target archspec='m1': m1 is an aarch64 microarchitecture but linux-64 is x86_64",
+    ),  # accepted, unlike translate --from-conda with the same fact
+]
+
+
+@pytest.mark.parametrize(("targets", "platform", "message"), NOT_ON_PLATFORM)
+def test_target_that_cannot_exist_on_the_platform_is_an_error(
+    targets: list[str], platform: str | None, message: str
+) -> None:
+    with pytest.raises(InvalidTarget) as info:
+        detect_environment(targets=targets, platform=platform, env={})
+    assert str(info.value) == message
+
+
+def test_target_for_this_machine_says_the_platform_was_chosen() -> None:
+    other = "__osx" if host_platform().startswith("linux") else "__glibc"
+    key = other[2:]
+    with pytest.raises(InvalidTarget) as info:
+        detect_environment(targets=[f"{key}=2.28"], env={})
+    assert str(info.value).endswith(
+        f"; {host_platform()} is this machine's platform: pass --platform to describe another"
+    )
 
 
 def test_shadowed_override_is_explained() -> None:

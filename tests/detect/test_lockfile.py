@@ -11,6 +11,7 @@ import pytest
 from tests.worlds.channel import Channel
 from tests.worlds.lockfile import LockedPlatform, write_lockfile
 from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, solve
+from tests.worlds.wheels import make_wheel
 from variant_bridge.detect import detect_environment
 from variant_bridge.detect.machine import host_platform
 from variant_bridge.environment import Environment, PythonDistribution, Source, Toolkit
@@ -247,3 +248,87 @@ def test_missing_lock(tmp_path: Path, make: Any, message: str) -> None:
     lock = make(tmp_path / "pixi.lock")
     with pytest.raises(DetectionError, match=message):
         detect_environment(lockfile=lock, env={})
+
+
+# -- locked variant wheels ----------------------------------------------------------------------
+
+CU126 = "nvidia :: cuda_version_lower_bound :: 12.6"
+REMOTE_VARIANT = "https://pypi.example.org/whl/remotevar-1.0-py3-none-any-cu129.whl"
+
+
+@pytest.fixture(scope="module")
+def variant_lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lock of local and remote wheels: variant (file URL, relative path, missing) and plain."""
+    root = tmp_path_factory.mktemp("variant-lock")
+    wheels = root / "wheels"
+    tinyvar = make_wheel(wheels, "tinyvar", "0.1.0", label="cu126", properties=[CU126])
+    relvar = make_wheel(wheels, "relvar", "0.2.0", label="cu126", properties=[CU126])
+    plain = make_wheel(wheels, "plain", "1.0")
+    pypi = [
+        ("tinyvar", "0.1.0", tinyvar.as_uri()),  # file:// URL
+        ("relvar", "0.2.0", f"./wheels/{relvar.name}"),  # relative to the lock, as pixi writes
+        ("gonevar", "0.3.0", str(wheels / "gonevar-0.3.0-py3-none-any-cu128.whl")),  # missing
+        ("remotevar", "1.0", f"{REMOTE_VARIANT}#sha256={'c' * 64}"),  # on an index
+        ("plain", "1.0", plain.as_uri()),  # not a variant wheel
+        ("torch", "2.9.0", TORCH_URL),  # a remote non-variant wheel
+    ]
+    return write_lockfile(root / "pixi.lock", {"default": [LockedPlatform("linux-64", (), pypi)]})
+
+
+@pytest.fixture(scope="module")
+def variant_env(variant_lock: Path) -> Environment:
+    return detect_environment(lockfile=variant_lock, platform="linux-64", env={})
+
+
+def _dist(env: Environment, name: str) -> PythonDistribution:
+    return next(d for d in env.python_packages if d.name == name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tinyvar",  # a file:// wheel was never recognised as a variant wheel
+        "relvar",  # nor a path relative to the lock file
+    ],
+)
+def test_local_locked_variant_wheel_has_its_properties(variant_env: Environment, name: str) -> None:
+    dist = _dist(variant_env, name)
+    assert dist.variant is not None
+    assert dist.variant.label == "cu126"
+    assert [str(p) for p in dist.variant.properties] == [CU126]
+    assert dist.unknown_variant_label is None
+    assert dist.variant_label == "cu126"
+
+
+@pytest.mark.parametrize(
+    ("name", "label", "note"),
+    [
+        (
+            "remotevar",
+            "cu129",
+            (
+                "locked variant wheel(s) on an index, properties unknown: remotevar==1.0 [cu129] "
+                "(variant.json is inside the wheel, which detection does not download)"
+            ),
+        ),  # listed as nothing at all before
+        (
+            "gonevar",
+            "cu128",
+            "gonevar 0.3.0: locked variant wheel 'cu128' with unknown properties: ",
+        ),  # a local wheel that is gone must not fail detection
+    ],
+)
+def test_unread_locked_variant_wheel_keeps_its_label(
+    variant_env: Environment, name: str, label: str, note: str
+) -> None:
+    dist = _dist(variant_env, name)
+    assert dist.variant is None
+    assert dist.unknown_variant_label == label
+    assert str(dist).endswith(f"[{label}]")
+    assert any(n.startswith(note) for n in variant_env.notes), variant_env.notes
+
+
+@pytest.mark.parametrize("name", ["plain", "torch"])
+def test_locked_non_variant_wheels_stay_plain(variant_env: Environment, name: str) -> None:
+    dist = _dist(variant_env, name)
+    assert (dist.variant, dist.variant_label) == (None, None)

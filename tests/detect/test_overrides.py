@@ -83,6 +83,18 @@ def test_conda_override_facts(env: dict[str, str], expected: dict[str, Fact]) ->
             {"CONDA_OVERRIDE_GLIBC": "glibc-2.28"},
             "CONDA_OVERRIDE_GLIBC='glibc-2.28': expected a glibc version like 2.28",
         ),
+        (  # Arabic-Indic digits passed \d and failed in rattler, blaming detection
+            {"CONDA_OVERRIDE_CUDA": "١٢.٨"},
+            "CONDA_OVERRIDE_CUDA='١٢.٨': expected a CUDA version like 12.8",
+        ),
+        (  # beyond 64 bits: rattler's "malformed version string" blamed detection
+            {"CONDA_OVERRIDE_CUDA": "99999999999999999999.1"},
+            "CONDA_OVERRIDE_CUDA='99999999999999999999.1': expected a CUDA version like 12.8",
+        ),
+        (  # full-width digits are no digits either
+            {"CONDA_OVERRIDE_GLIBC": "２.２８"},
+            "CONDA_OVERRIDE_GLIBC='２.２８': expected a glibc version like 2.28",
+        ),
     ],
 )
 def test_conda_override_rejects(env: dict[str, str], message: str) -> None:
@@ -114,6 +126,8 @@ def test_normalize_sm_arch(value: str, expected: str) -> None:
         "9",  # a lone digit is ambiguous
         "9.0a",  # suffixes are dropped by conda, not passed in
         "1234",  # four digits is no capability
+        "٩٠",  # Arabic-Indic digits passed \d and reached rattler
+        "٩.٠",  # the same in the dotted form
     ],
 )
 def test_normalize_sm_arch_rejects(value: str) -> None:

@@ -23,7 +23,7 @@ from tests.worlds.prefix import (
 )
 from variant_bridge.detect import detect_environment
 from variant_bridge.detect.machine import host_platform
-from variant_bridge.detect.prefix import read_prefix
+from variant_bridge.detect.prefix import read_dist_info, read_prefix
 from variant_bridge.environment import Environment, Source, Toolkit
 from variant_bridge.errors import DetectionError, InvalidMetadata, InvalidTarget
 from variant_bridge.properties import VariantProperty
@@ -285,21 +285,39 @@ def test_windows_prefix_reads_lib_site_packages(make_prefix: MakePrefix) -> None
         ]
 
 
-@pytest.mark.parametrize(
-    ("direct_url", "message"),
-    [
-        ("{not json", "direct_url.json: invalid JSON at line 1 column 2"),  # corrupt file
-        ('{"dir_info": {}}', "direct_url.json: expected a PEP 610 object with a string 'url'"),
-    ],
-)
-def test_bad_direct_url_names_the_file(
+BAD_DIRECT_URLS = [
+    ("{not json", "direct_url.json: invalid JSON at line 1 column 2"),  # a corrupt file
+    ('{"dir_info": {}}', "direct_url.json: expected a PEP 610 object with a string 'url'"),  # shape
+]
+
+
+@pytest.mark.parametrize(("direct_url", "message"), BAD_DIRECT_URLS)
+def test_bad_direct_url_is_a_note_for_detection(
+    make_prefix: MakePrefix, direct_url: str, message: str
+) -> None:
+    # One broken direct_url.json made detect/env/run fail for the whole prefix, which they read
+    # only for what is installed; the URL matters to export alone.
+    prefix = make_prefix()
+    dist_info = add_dist_info(site_packages(prefix), "tinyvar", "0.1.0")
+    (dist_info / "direct_url.json").write_text(direct_url)
+    env = detect_environment(prefix=prefix, env={})
+    (dist,) = env.python_packages
+    assert (dist.name, dist.direct_url, dist.sha256) == ("tinyvar", None, None)
+    (note,) = [n for n in env.notes if "direct_url.json" in n]
+    assert note.startswith(str(dist_info / "direct_url.json"))
+    assert message in note
+    assert note.endswith("ignored, so where tinyvar 0.1.0 was installed from is unknown")
+
+
+@pytest.mark.parametrize(("direct_url", "message"), BAD_DIRECT_URLS)
+def test_bad_direct_url_is_an_error_when_read_alone(
     make_prefix: MakePrefix, direct_url: str, message: str
 ) -> None:
     prefix = make_prefix()
     dist_info = add_dist_info(site_packages(prefix), "tinyvar", "0.1.0")
     (dist_info / "direct_url.json").write_text(direct_url)
     with pytest.raises(DetectionError) as info:
-        read_prefix(prefix)
+        read_dist_info(dist_info)
     assert str(info.value).startswith(str(dist_info / "direct_url.json"))
     assert message in str(info.value)
 
@@ -339,21 +357,45 @@ def test_metadata_continuation_lines_and_missing_name(make_prefix: MakePrefix) -
     assert dist.requires == ("six; python_version<'3'",)
 
 
-@pytest.mark.parametrize(
-    ("setup", "message"),
-    [
-        ("missing", "no such directory"),  # a stale $CONDA_PREFIX
-        ("file", "not a directory"),  # a file given as prefix
-        ("no-conda-meta", "is not a conda prefix (no conda-meta/)"),  # a plain venv
-    ],
-)
-def test_not_a_prefix(tmp_path: Path, setup: str, message: str) -> None:
+def _not_a_prefix(tmp_path: Path, setup: str) -> Path:
     path = tmp_path / "env"
     if setup == "file":
         path.write_text("")
     elif setup == "no-conda-meta":
         (path / "lib").mkdir(parents=True)
+    return path
+
+
+# (what is at the path, the end of the message after the path). One case per line.
+NOT_A_PREFIX = [
+    ("missing", ": no such directory"),  # a mistyped --prefix
+    ("file", ": not a directory"),  # a file given as prefix
+    ("no-conda-meta", " is not a conda prefix (no conda-meta/)"),  # a plain venv
+]
+
+
+@pytest.mark.parametrize(("setup", "tail"), NOT_A_PREFIX)
+def test_not_a_prefix_names_the_option(tmp_path: Path, setup: str, tail: str) -> None:
+    path = _not_a_prefix(tmp_path, setup)
     with pytest.raises(DetectionError) as info:
         detect_environment(prefix=path, env={})
-    assert str(info.value).startswith(str(path))
-    assert message in str(info.value)
+    assert str(info.value) == f"--prefix {path}{tail}"
+
+
+@pytest.mark.parametrize(("setup", "tail"), NOT_A_PREFIX)
+def test_stale_conda_prefix_names_the_variable(tmp_path: Path, setup: str, tail: str) -> None:
+    # `error: /nonexistent: no such directory` did not say where the path came from.
+    path = _not_a_prefix(tmp_path, setup)
+    with pytest.raises(DetectionError) as info:
+        detect_environment(targets=["platform=linux-64"], env={"CONDA_PREFIX": str(path)})
+    assert str(info.value) == f"$CONDA_PREFIX={path}{tail} (unset it or pass --prefix)"
+
+
+def test_a_path_too_long_is_one_short_line(tmp_path: Path) -> None:
+    path = tmp_path / ("a" * 5000)
+    with pytest.raises(DetectionError) as info:
+        detect_environment(prefix=path, env={})
+    message = str(info.value)
+    assert message.startswith("--prefix /")
+    assert "cannot read: File name too long" in message
+    assert len(message) < 200

@@ -27,6 +27,9 @@ from variant_bridge.errors import InvalidTarget, VariantBridgeError
         (["platform=osx-arm64"], {"platform": "osx-arm64"}),  # a conda subdir rejected
         (["python=3.12"], {"python": "3.12"}),  # the target interpreter is lost
         (["cuda= 12.8 "], {"cuda": "12.8"}),  # surrounding whitespace kept in the value
+        (["cuda=9999.9999"], {"cuda": "9999.9999"}),  # four digits a component is still sane
+        (["win=10.0.22631.4317"], {"win": "10.0.22631.4317"}),  # Windows build numbers
+        (["linux=6.18.123456"], {"linux": "6.18.123456"}),  # long kernel patch numbers
         (["cuda="], {"cuda": ""}),  # empty value must mean "declared absent", not dropped
         (["platform="], {}),  # an empty platform must mean "not declared"
         (["python="], {}),  # an empty python must mean "not declared"
@@ -97,6 +100,26 @@ def test_parse_targets_accepts_a_mapping() -> None:
             ["cuda=12.8", "cuda=12.6"],
             "--target cuda given twice with different values: '12.8' and '12.6'",
         ),
+        (["cuda=١٢.٨"], "--target cuda='١٢.٨': expected a CUDA version like 12.8"),  # \d took it
+        (["python=٣.١٢"], "--target python='٣.١٢': expected a Python version like 3.12"),  # same
+        (
+            ["cuda=1.99999999999999999999"],
+            "--target cuda='1.99999999999999999999': expected a CUDA version like 12.8",
+        ),  # over 64 bits: rattler failed with a message that blamed detection
+        (["cuda=12345.1"], "--target cuda='12345.1': expected a CUDA version"),  # 5 digits
+        (["glibc=2.12345"], "--target glibc='2.12345': expected a glibc version"),  # 5 digits
+        (
+            ["cuda=1." + "9" * 5000],
+            "--target cuda='1." + "9" * 78 + "…' (5002 characters): expected a CUDA version",
+        ),  # the 5000-digit value was echoed in full
+        (
+            ["x" * 300 + "=1"],
+            "--target '" + "x" * 80 + "…' (300 characters): unknown key",
+        ),  # a long key was echoed in full
+        (
+            ["platform=" + "l" * 300],
+            "--target platform='" + "l" * 80 + "…' (300 characters): expected a conda platform",
+        ),  # a long platform was echoed in full
     ],
 )
 def test_parse_targets_rejects(items: list[str], message: str) -> None:

@@ -124,3 +124,44 @@ def test_awkward_names_are_quoted_so_they_read_back(name: str) -> None:
     m = model(env={"python_packages": (NUMPY,)})
     m = dataclasses.replace(m, name=name)
     assert yaml.safe_load(render(m))["name"] == name
+
+
+def test_an_empty_environment_has_empty_lists_not_nulls() -> None:
+    m = model(env={"conda_packages": (), "toolkit": None, "python_packages": ()})
+    text = render(m)
+    assert "channels: []\n" in text
+    assert "dependencies: []\n" in text
+    data = yaml.safe_load(text)
+    assert (data["channels"], data["dependencies"]) == ([], [])
+    assert data == to_dict(m)
+
+
+def test_variant_filenames_are_said_to_need_a_variant_aware_installer() -> None:
+    from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
+
+    header = [line for line in render(model()).splitlines() if line.startswith("#")]
+    assert "# Note: the variant wheels are pinned by their variant filenames" in " ".join(header)
+    assert "--preview-features wheel-variants" in " ".join(header)
+    assert "--wheels-dir" in " ".join(header)
+    # a plain wheel URL needs no such note
+    plain = dataclasses.replace(
+        TORCH_ORIGIN, url="https://wheels.example/torch-2.9.0-py3-none-any.whl"
+    )
+    assert VARIANT_FILENAMES_NOTE not in model(origins=(plain,)).notes
+
+
+def test_a_copied_wheel_is_the_pip_line_and_the_original_stays_in_the_header() -> None:
+    m = model()
+    [torch] = [p for p in m.pip if p.name == "torch"]
+    copy = "/share/wheels/torch-2.9.0-cp312-cp312-linux.whl"
+    m = dataclasses.replace(
+        m,
+        pip=tuple(dataclasses.replace(p, copy=copy) if p.name == "torch" else p for p in m.pip),
+        wheels_dir="/share/wheels",
+    )
+    pip = to_dict(m)["dependencies"][-1]["pip"]
+    assert pip[-1] == f"torch @ file://{copy}#sha256={'ab' * 32}"
+    header = " ".join(line for line in render(m).splitlines() if line.startswith("#"))
+    assert "byte-identical copies of the variant wheels in /share/wheels" in header
+    assert f"{TORCH_ORIGIN.url}#sha256={'ab' * 32}" in header  # the faithful pin
+    assert torch.reference == f"torch @ {TORCH_ORIGIN.url}#sha256={'ab' * 32}"

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.export.snapshots import CF, NUMPY, RECORDS, TORCH_ORIGIN, environment
-from variant_bridge.environment import CondaRecord, Environment, PythonDistribution, Source, Toolkit
+from tests.export.snapshots import CF, HOST, NUMPY, RECORDS, TORCH_ORIGIN, environment
+from variant_bridge.environment import (
+    CondaRecord,
+    Environment,
+    PythonDistribution,
+    Source,
+    Toolkit,
+    VirtualPackage,
+)
 from variant_bridge.errors import ExportError
 from variant_bridge.export.model import (
     IndexOptions,
@@ -234,13 +241,56 @@ def test_a_cpu_level_declares_the_generic_microarchitecture() -> None:
     assert model.platform_declaration.archspec == "x86_64_v3"
 
 
-def test_activation_env_carries_the_bridged_view_for_uv() -> None:
-    model = build_export(environment(), name="env", origins=(TORCH_ORIGIN,))
-    assert dict(model.activation_env) == {
-        # toolkit policy: uv may accept lower bounds up to the toolkit's 12.6, not the driver's
-        "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
-        "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0",
-    }
+DRIVER = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
+SM_ARCH = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
+NO_GPU = tuple(vp for vp in HOST if vp.name not in ("__cuda", "__cuda_arch"))
+NEWER_GPU = (
+    *NO_GPU,
+    VirtualPackage("__cuda", "13.0", "0", Source.DETECTED),
+    VirtualPackage("__cuda_arch", "12.0", "0", Source.DETECTED),
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # toolkit policy: lower bounds up to the toolkit's 12.6 (not the driver's 12.9)
+        ({}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
+        # QA: an exporting machine without a GPU wrote "none" for a cu126 environment
+        ({"virtual_packages": NO_GPU}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
+        # a newer machine exports the same declared values, not its own
+        ({"virtual_packages": NEWER_GPU}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
+        # the toolkit alone declares `cuda = "12"`, no architecture: uv reads the GPU it runs on
+        ({"virtual_packages": NO_GPU, "python_packages": (NUMPY,)}, {DRIVER: "12.0"}),
+        # no CUDA at all in the environment: uv's NVIDIA provider off
+        (
+            {
+                "virtual_packages": HOST,
+                "python_packages": (NUMPY,),
+                "toolkit": None,
+                "conda_packages": (RECORDS[0],),
+            },
+            {DRIVER: "none", SM_ARCH: "none"},
+        ),
+    ],
+)
+def test_activation_env_describes_the_declared_platform_not_the_machine(
+    changes: dict[str, object], expected: dict[str, str]
+) -> None:
+    model = build_export(environment(**changes), name="env", origins=(TORCH_ORIGIN,))
+    assert dict(model.activation_env) == expected
+    declared = model.platform_declaration
+    if declared.cuda is not None:
+        assert float(expected[DRIVER]) == float(declared.cuda)
+    if declared.cuda_arch is not None:
+        assert expected[SM_ARCH] == declared.cuda_arch
+
+
+def test_activation_env_keeps_what_the_wheels_need_without_host_requirements() -> None:
+    model = build_export(
+        environment(), name="env", origins=(TORCH_ORIGIN,), host_requirements=False
+    )
+    assert dict(model.activation_env) == {DRIVER: "12.6", SM_ARCH: "9.0"}
 
 
 def test_the_view_names_every_fact_with_its_source() -> None:

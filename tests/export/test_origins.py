@@ -156,3 +156,42 @@ def test_a_locked_url_keeps_its_fragment_hash() -> None:
         "https://x/torch-2.9.0-py3-none-any-cu128.whl",
         "cd" * 32,
     )
+
+
+def point_direct_url_at(dist_info: Path, wheel: Path, sha256: str | None) -> None:
+    archive = {"hashes": {"sha256": sha256}} if sha256 else {}
+    (dist_info / "direct_url.json").write_text(
+        json.dumps({"url": wheel.as_uri(), "archive_info": archive})
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "file", "pinned_to"),
+    [
+        (True, "same", "recorded"),  # the file is still the installed one
+        (True, "changed", None),  # QA: exported with the recorded hash of a file that changed
+        (True, "missing", "recorded"),  # gone: the recorded hash is all there is
+        (False, "same", "file"),  # uv records none: the file's own hash
+    ],
+)
+def test_a_local_direct_url_file_is_checked_against_its_recorded_hash(
+    world_copy: ExportWorld, tmp_path: Path, recorded: bool, file: str, pinned_to: str | None
+) -> None:
+    installed = world_copy.installed["gpuext"]
+    wheel = tmp_path / installed.name
+    shutil.copy(installed, wheel)
+    [dist_info] = world_copy.site.glob("gpuext-*.dist-info")
+    point_direct_url_at(dist_info, wheel, sha256(installed) if recorded else None)
+    if file == "changed":
+        shutil.copy(world_copy.installed["tinyvar"], wheel)  # other bytes under the same name
+    elif file == "missing":
+        wheel.unlink()
+    origin = establish_origin(dist(world_copy, "gpuext"))
+    if pinned_to is None:
+        assert origin.url is None
+        assert origin.source == (
+            f"{wheel} has sha256 {sha256(wheel)}, but direct_url.json recorded "
+            f"{sha256(installed)} (the file changed after the install)"
+        )
+    else:
+        assert (origin.url, origin.sha256) == (wheel.as_uri(), sha256(installed))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from variant_bridge.errors import ExportError
 from variant_bridge.export.model import IndexOptions
 from variant_bridge.export.pixi_toml import (
     MIN_PIXI,
+    apply,
     manifest_kind,
     platform_entry,
     render,
@@ -149,15 +151,87 @@ def test_update_keeps_everything_it_does_not_own() -> None:
         "osx-arm64",
     ]
     assert data["workspace"]["requires-pixi"] == f">={MIN_PIXI}"  # type: ignore[index]
-    assert data["dependencies"]["python"] == {  # type: ignore[index]
-        "version": "==3.12.7",
-        "build": "h0_0_cpython",
-    }
-    assert data["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}  # type: ignore[index]
-    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in data["activation"]["env"]  # type: ignore[index]
+    # osx-arm64 is declared too: the linux-64 builds go to linux-64's target tables
+    assert data["dependencies"] == {"python": ">=3.11", "rich": "*"}  # the user's, untouched
+    assert 'python = ">=3.11"  # loose on purpose\n' in after
+    linux = data["target"]["linux-64"]  # type: ignore[index]
+    assert linux["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
+    assert linux["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in linux["activation"]["env"]
+    assert "pypi-dependencies" not in data
+    assert "activation" not in data
     # order of the user's tables is kept; new tables come after them
     assert after.index("[tasks]") < after.index("[dependencies]") < after.index("[environments]")
-    assert after.index("[environments]") < after.index("[pypi-dependencies]")
+    assert after.index("[environments]") < after.index("[target.linux-64.dependencies]")
+
+
+def the_platform_pins(after: str, kind: str = "pixi") -> dict[str, Any]:
+    data: dict[str, Any] = loads(after)
+    root = data["tool"]["pixi"] if kind == "pyproject" else data
+    return root["target"]["linux-64"] if "target" in root else root
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "targeted"),
+    [
+        (  # QA: linux-64 builds in the top-level table broke the osx-arm64 solve
+            (
+                '[workspace]\nplatforms = ["linux-64", "osx-arm64"]\n[dependencies]\n'
+                'python = "3.12.*"\n'
+            ),
+            "pixi",
+            True,
+        ),
+        (  # only another platform declared: ours is appended, the pins are still per target
+            '[workspace]\nplatforms = ["osx-arm64"]\n[dependencies]\npython = "3.12.*"\n',
+            "pixi",
+            True,
+        ),
+        (  # a pyproject's [tool.pixi]: the same, under tool.pixi.target
+            (
+                '[project]\nname = "p"\n[tool.pixi.workspace]\nplatforms = ["linux-64", "win-64"]\n'
+                '[tool.pixi.dependencies]\npython = "3.12.*"\n'
+            ),
+            "pyproject",
+            True,
+        ),
+        (  # only the exported platform: the top-level tables are the platform's
+            '[workspace]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.12.*"\n',
+            "pixi",
+            False,
+        ),
+    ],
+)
+def test_multi_platform_pins_go_to_the_target_tables(text: str, kind: str, targeted: bool) -> None:
+    result = apply(text, model(), kind=kind, path="/proj/pixi.toml")  # type: ignore[arg-type]
+    data: dict[str, Any] = loads(result.text)
+    root = data["tool"]["pixi"] if kind == "pyproject" else data
+    pins = the_platform_pins(result.text, kind)
+    assert pins["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
+    assert pins["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
+    assert pins["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
+    if targeted:
+        assert root["dependencies"] == {"python": "3.12.*"}  # the user's loose spec stays
+        assert set(root) >= {"workspace", "dependencies", "target"}
+        assert "pypi-dependencies" not in root
+        assert any("target.linux-64" in n for n in result.notes)
+        # applying it again changes nothing (tomlkit round trip of the nested tables)
+        assert apply(result.text, model(), kind=kind).text == result.text  # type: ignore[arg-type]
+    else:
+        assert "target" not in root
+        assert result.notes == (
+            (
+                '/proj/pixi.toml: replaced dependencies.python = "3.12.*" (not an exact pin) by '
+                'the exported { version = "==3.12.7", build = "h0_0_cpython" }'
+            ),
+        )
+
+
+def test_replacing_an_exact_pin_needs_no_note() -> None:
+    text = '[workspace]\nplatforms = ["linux-64"]\n[dependencies]\npython = "==3.11.0"\n'
+    result = apply(text, model(), kind="pixi")
+    assert result.notes == ()
+    assert loads(result.text)["dependencies"]["python"]["version"] == "==3.12.7"  # type: ignore[index]
 
 
 def test_update_is_idempotent() -> None:

@@ -4,6 +4,8 @@ environment it came from."""
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -13,7 +15,13 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.export.conftest import OVERRIDES, SOLVE_VIRTUAL_PACKAGES, ExportWorld
+from tests.export.conftest import (
+    OVERRIDES,
+    SOLVE_VIRTUAL_PACKAGES,
+    UV,
+    ExportWorld,
+    installed_label,
+)
 from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.export import environment_yml, pixi_toml, prepare_export, render
@@ -133,9 +141,22 @@ def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
     assert [str(p) for p in from_prefix.pip] == [str(p) for p in from_lock.pip]
 
 
-def test_the_pixi_manifest_matches_the_environment(export_world: ExportWorld) -> None:
+NO_GPU = {**OVERRIDES, "CONDA_OVERRIDE_CUDA": "", "CONDA_OVERRIDE_CUDA_ARCH": ""}
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        OVERRIDES,  # the machine the wheels were chosen on (driver 12.9, GPU 9.0)
+        NO_GPU,  # QA: exported from a GPU-less machine, the activation said "none"
+    ],
+    ids=["gpu", "no-gpu"],
+)
+def test_the_pixi_manifest_matches_the_environment(
+    export_world: ExportWorld, machine: dict[str, str], tmp_path: Path
+) -> None:
     model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=machine
     )
     manifest = tomllib.loads(render(model, "pixi-toml"))
     assert manifest["pypi-dependencies"] == {
@@ -143,16 +164,50 @@ def test_the_pixi_manifest_matches_the_environment(export_world: ExportWorld) ->
         "plainpkg": "==2.0",
         "tinyvar": {"path": str(export_world.installed["tinyvar"])},
     }
-    snapshot = detect_environment(prefix=export_world.prefix, env=OVERRIDES)
-    expected = uv_settings(snapshot, supported_properties(snapshot)).as_dict()
-    assert manifest["activation"]["env"] == {
-        k: v for k, v in expected.items() if k.startswith("NV_VARIANT_PROVIDER_FORCE_")
-    }
-    assert manifest["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
     # the platform is the lowest machine the wheels (>=12.6; sm 8.x or 9.x) and packages accept
     assert manifest["workspace"]["platforms"] == [
         {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "8.0"}}
     ]
+    # [activation.env] states that same machine to uv, whatever machine exported it
+    assert manifest["activation"]["env"] == {
+        "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
+        "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "8.0",
+    }
+    # the bridge's own view of that declared machine gives the same values
+    declared = detect_environment(
+        prefix=export_world.prefix,
+        env={**machine, "CONDA_OVERRIDE_CUDA": "12.6", "CONDA_OVERRIDE_CUDA_ARCH": "8.0"},
+    )
+    expected = uv_settings(declared, supported_properties(declared)).as_dict()
+    assert manifest["activation"]["env"] == {
+        k: v for k, v in expected.items() if k.startswith("NV_VARIANT_PROVIDER_FORCE_")
+    }
+    # ... and real uv, run with them as pixi would, picks the installed label again
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            str(UV),
+            "pip",
+            "install",
+            "--preview-features",
+            "wheel-variants",
+            "--no-deps",
+            "--offline",
+            "--target",
+            str(site),
+            "--python",
+            sys.executable,
+            "--quiet",
+            "--find-links",
+            str(export_world.wheels),
+            "tinyvar==1.0",
+        ],
+        check=True,
+        env={**os.environ, **manifest["activation"]["env"], "UV_NO_CACHE": "1"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert installed_label(site, "tinyvar") == "cu126"
     installed = {(r.name.normalized, str(r.version), str(r.build)) for r in export_world.records}
     assert {
         (name, dep["version"].removeprefix("=="), dep["build"])

@@ -87,13 +87,15 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
         options = [
             click.option(
                 "--prefix",
-                type=click.Path(file_okay=False, path_type=Path),
+                # Not file_okay=False: that made a file exit 2 with usage text while a missing
+                # directory exits 1; detection says what is wrong with either, in one line.
+                type=click.Path(path_type=Path),
                 help="A conda prefix to read (conda-meta and site-packages). "
                 "Default: $CONDA_PREFIX, if set.",
             ),
             click.option(
                 "--lockfile",
-                type=click.Path(dir_okay=False, path_type=Path),
+                type=click.Path(path_type=Path),  # likewise: a directory is detection's error
                 help="A pixi.lock to read instead of a prefix.",
             ),
             click.option(
@@ -115,9 +117,10 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
                 metavar="KEY=VALUE",
                 help=(
                     "Declare a fact instead of detecting it (repeatable). KEY: cuda, cuda_arch, "
-                    "archspec, glibc, linux, osx, win, python (e.g. cuda=12.8, cuda_arch=9.0, "
-                    "archspec=haswell, glibc=2.28); an empty VALUE declares the virtual package "
-                    "absent. Wins over CONDA_OVERRIDE_* and detection."
+                    "archspec, glibc, linux, osx, win, python, platform (e.g. cuda=12.8, "
+                    "cuda_arch=9.0, archspec=haswell, glibc=2.28, platform=linux-64); an empty "
+                    "VALUE declares the virtual package absent. Wins over CONDA_OVERRIDE_* and "
+                    "detection."
                 ),
             ),
         ]

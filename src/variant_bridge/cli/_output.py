@@ -101,12 +101,15 @@ def environment_json(
             {
                 "name": dist.name,
                 "version": dist.version,
-                "label": dist.variant.label,
-                "properties": [str(p) for p in dist.variant.properties],
+                "label": dist.variant_label,
+                # null: a locked wheel on an index, whose variant.json detection does not fetch
+                "properties": (
+                    None if dist.variant is None else [str(p) for p in dist.variant.properties]
+                ),
                 "location": dist.location,
             }
             for dist in env.python_packages
-            if dist.variant is not None
+            if dist.variant_label is not None
         ],
         "notes": [*env.notes, *supported.notes],
     }
@@ -192,9 +195,19 @@ def echo_notes(notes: Sequence[str]) -> None:
 
 
 def echo_environment(
-    env: Environment, supported: SupportedProperties, *, policy: str, title: str | None = None
+    env: Environment,
+    supported: SupportedProperties,
+    *,
+    policy: str,
+    title: str | None = None,
+    locked: bool = False,
+    notes: Sequence[str] = (),
 ) -> None:
-    """The human ``detect`` report (also ``translate --from-conda``'s)."""
+    """The human ``detect`` report (also ``translate --from-conda``'s).
+
+    :param locked: *env* is a lock file's (its wheels are locked, not installed).
+    :param notes: the command's own notes, shown first.
+    """
     facts = [env.platform] + ([f"Python {env.python}"] if env.python else [])
     heading(f"{title or 'Environment: ' + env.origin} ({', '.join(facts)})")
     click.echo()
@@ -211,14 +224,14 @@ def echo_environment(
         click.echo(f"{_INDENT}(none solved in this environment)")
     click.echo()
     echo_supported(supported, policy=policy)
-    wheels = [dist for dist in env.python_packages if dist.variant is not None]
+    wheels = [dist for dist in env.python_packages if dist.variant_label is not None]
     if wheels:
         click.echo()
-        heading("Installed variant wheels")
+        heading("Locked variant wheels" if locked else "Installed variant wheels")
         for dist in wheels:
-            assert dist.variant is not None  # filtered above; for mypy
-            props = "; ".join(str(p) for p in dist.variant.properties) or "(null variant)"
-            click.echo(
-                _wrap(f"{dist.name}=={dist.version} [{dist.variant.label}] {props}", indent=_INDENT)
-            )
-    echo_notes([*env.notes, *supported.notes])
+            if dist.variant is None:
+                props = "(properties unknown: not downloaded)"
+            else:
+                props = "; ".join(str(p) for p in dist.variant.properties) or "(null variant)"
+            click.echo(_wrap(f"{dist} {props}", indent=_INDENT))
+    echo_notes([*notes, *env.notes, *supported.notes])

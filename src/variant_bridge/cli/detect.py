@@ -38,4 +38,5 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
     if as_json:
         echo_json(environment_json(env, supported, policy=policy))
     else:
-        echo_environment(env, supported, policy=policy)
+        locked = env_options.lockfile is not None
+        echo_environment(env, supported, policy=policy, locked=locked)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from variant_bridge.cli._output import echo_json, json_option
-from variant_bridge.errors import ExportError
 
 if TYPE_CHECKING:
     from variant_bridge.export import ExportFormat, ExportModel
@@ -66,7 +65,9 @@ def _command_line(params: dict[str, Any]) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Export a pixi.lock environment instead of a prefix.",
 )
-@click.option("--environment", "-e", metavar="NAME", help="The pixi.lock environment (default).")
+@click.option(
+    "--environment", "-e", metavar="NAME", help="The pixi.lock environment. Default: 'default'."
+)
 @click.option("--platform", metavar="SUBDIR", help="The pixi.lock platform, e.g. linux-64.")
 @click.option(
     "--target",
@@ -110,6 +111,7 @@ def _command_line(params: dict[str, Any]) -> str:
 )
 @click.option(
     "--find-links",
+    "-f",
     "find_links",
     multiple=True,
     metavar="DIR|URL",
@@ -127,6 +129,16 @@ def _command_line(params: dict[str, Any]) -> str:
     "--allow-unpinned",
     is_flag=True,
     help="Export a variant wheel whose file cannot be found as name==version instead of failing.",
+)
+@click.option(
+    "--wheels-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help=(
+        "Copy the pinned variant wheels into DIR under their non-variant filenames (same bytes, "
+        "same sha256) and pin those copies, so pip and uv without wheel-variant support can "
+        "install the export."
+    ),
 )
 @json_option
 def export(
@@ -148,6 +160,7 @@ def export(
     index_url: str | None,
     extra_index_urls: tuple[str, ...],
     allow_unpinned: bool,
+    wheels_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Write a conda/pixi environment that also holds (variant) wheels so that others can
@@ -159,9 +172,14 @@ def export(
     writes atomically. --update edits an existing pixi.toml or pyproject.toml in place, leaving
     everything it does not own (comments, order, other tables) exactly as it was.
 
+    Variant wheels are pinned by their variant filenames, which only installers with
+    wheel-variant support accept (uv pip install --preview-features wheel-variants); with
+    --wheels-dir DIR the export pins byte-identical copies under names pip and uv accept.
+
     \b
     Examples:
       variant-bridge export --prefix "$CONDA_PREFIX" -o environment.yml
+      variant-bridge export -f ./wheels -o share/environment.yml --wheels-dir share/wheels
       variant-bridge export --from-history --find-links ./wheels > environment.yml
       variant-bridge export --lockfile pixi.lock --format pixi-toml -o shared/pixi.toml
       variant-bridge export --prefix .pixi/envs/default --update pixi.toml
@@ -169,6 +187,8 @@ def export(
     """
     from variant_bridge import __version__
     from variant_bridge.export import (
+        check_target,
+        copy_wheels,
         prepare_export,
         render,
         update_manifest,
@@ -190,9 +210,9 @@ def export(
         raise click.UsageError(
             "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
         )
-    if output is not None and output.exists() and not force:
-        # Fail before reading anything: the same check is repeated atomically at write time.
-        raise ExportError(f"{str(output)!r} exists; pass --force to overwrite it")
+    if output is not None:
+        # Fail before reading anything: the same checks are repeated atomically at write time.
+        check_target(output, force=force)
 
     params = click.get_current_context().params
     model = prepare_export(
@@ -212,19 +232,34 @@ def export(
         producer=f"variant-bridge {__version__}: {_command_line(params)}",
     )
 
+    if wheels_dir is not None:
+        destination = update or output
+        # pixi paths are relative to the manifest; stdout is taken to land in the current folder.
+        model = copy_wheels(
+            model,
+            wheels_dir,
+            relative_to=destination.absolute().parent if destination else Path.cwd(),
+            overwrite=force,
+        )
+
     written: str | None = None
     changed = True
+    notes = list(model.notes)
     if update is not None:
-        changed = update_manifest(update, model)
+        result = update_manifest(update, model)
+        changed = result.changed
+        notes += result.notes
         written = str(update)
     elif output is not None:
         write_export(output, render(model, chosen), force=force)
         written = str(output)
 
     if as_json:
-        echo_json(_summary(model, chosen, written, changed))
+        echo_json(_summary(model, chosen, written, changed, notes))
     elif written is None:
         click.echo(render(model, chosen), nl=False)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
     if written is not None:
         pinned = sum(1 for p in model.pip if p.is_direct)
         verb = "updated" if update is not None else "wrote"
@@ -235,12 +270,12 @@ def export(
             f"{len(model.pip)} PyPI packages ({pinned} pinned to a file)",
             err=True,
         )
-        for note in model.notes:
+        for note in notes:
             click.echo(f"note: {note}", err=True)
 
 
 def _summary(
-    model: ExportModel, format_: str, written: str | None, changed: bool
+    model: ExportModel, format_: str, written: str | None, changed: bool, notes: list[str]
 ) -> dict[str, Any]:
     from variant_bridge.export import environment_yml, pixi_toml
 
@@ -268,9 +303,10 @@ def _summary(
                 "label": p.label,
                 "url": p.url,
                 "sha256": p.sha256,
+                "copy": p.copy,
             }
             for p in model.pip
             if p.label is not None
         ],
-        "notes": list(model.notes),
+        "notes": notes,
     }

@@ -15,6 +15,7 @@ from variant_bridge.cli._output import (
     json_option,
 )
 from variant_bridge.environment import CUDA_POLICIES, CudaPolicy
+from variant_bridge.errors import InvalidProperty, clip, quote
 from variant_bridge.properties import VariantProperty
 
 __all__ = ["translate"]
@@ -81,7 +82,7 @@ def translate(
 
 def _to_conda(items: tuple[str, ...], *, as_json: bool) -> None:
     # Malformed input fails before the mapping tables load.
-    properties = tuple(VariantProperty.parse(item) for item in items)
+    properties = tuple(_parse_property(item) for item in items)
     from variant_bridge.translate import to_conda_specs
 
     result = to_conda_specs(properties)
@@ -128,18 +129,30 @@ def _to_conda(items: tuple[str, ...], *, as_json: bool) -> None:
             click.echo()
         heading("Unmapped (no conda counterpart; nothing is emitted for these)")
         for prop, reason in result.unmapped:
-            click.echo(f"  {prop}: {reason}")
+            click.echo(f"  {clip(str(prop))}: {reason}")  # --json has the property in full
+
+
+def _parse_property(text: str) -> VariantProperty:
+    try:
+        return VariantProperty.parse(text)
+    except InvalidProperty as e:
+        # The parser quotes its input whole; one pasted blob must not flood the error line.
+        raise InvalidProperty(str(e).replace(repr(text), quote(text), 1)) from e
 
 
 def _from_conda(
     specs: tuple[str, ...], *, platform: str | None, cuda_policy: CudaPolicy | None, as_json: bool
 ) -> None:
-    from variant_bridge.translate import environment_from_conda_specs, supported_properties
+    from variant_bridge.translate import read_conda_specs, supported_properties
 
-    env = environment_from_conda_specs(specs, platform=platform)
+    facts = read_conda_specs(specs, platform=platform)
+    env = facts.environment
     supported = supported_properties(env, policy=cuda_policy)
     policy = cuda_policy or env.default_policy()
     if as_json:
-        echo_json(environment_json(env, supported, policy=policy))
+        ignored = [{"spec": spec, "reason": reason} for spec, reason in facts.ignored]
+        echo_json({**environment_json(env, supported, policy=policy), "ignored": ignored})
     else:
-        echo_environment(env, supported, policy=policy, title="Conda specs given")
+        # Never silently: a spec that changes nothing is most likely a misunderstanding.
+        notes = [f"{spec}: {reason}; ignored" for spec, reason in facts.ignored]
+        echo_environment(env, supported, policy=policy, title="Conda specs given", notes=notes)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from variant_bridge.detect.overrides import conda_override_facts, nv_force_facts
 from variant_bridge.detect.targets import (
@@ -32,7 +33,15 @@ from variant_bridge.detect.targets import (
     target_facts,
 )
 from variant_bridge.environment import Environment, Source, VirtualPackage
-from variant_bridge.errors import InvalidTarget
+from variant_bridge.errors import InvalidTarget, clip, quote
+from variant_bridge.virtual_packages import (
+    VERSION_SHAPES,
+    microarchitecture_problem,
+    not_on_platform,
+)
+
+if TYPE_CHECKING:
+    from variant_bridge.detect.prefix import PrefixContents
 
 __all__ = ["detect_environment", "parse_targets"]
 
@@ -66,7 +75,7 @@ def detect_environment(
     if prefix is not None and lockfile is not None:
         raise InvalidTarget("--prefix and --lockfile are mutually exclusive")
     if environment is not None and lockfile is None:
-        raise InvalidTarget(f"--environment {environment!r} needs --lockfile")
+        raise InvalidTarget(f"--environment {quote(environment)} needs --lockfile")
     target_platform = declared.get("platform")
     if lockfile is None and platform is not None:
         # With a lock file, *platform* may be a rich-platform alias; read_lockfile checks it.
@@ -86,10 +95,9 @@ def detect_environment(
 
     python: str | None = None
     lock_declared: tuple[VirtualPackage, ...] = ()
+    chosen_by: str | None  # how the platform was chosen when nobody named it, for messages
     if prefix is not None:
-        from variant_bridge.detect.prefix import read_prefix
-
-        contents = read_prefix(prefix)
+        contents = _read_prefix(prefix, implicit=implicit_prefix)
         wanted = target_platform or platform
         if wanted is not None and contents.platform not in (None, wanted):
             raise InvalidTarget(
@@ -97,6 +105,13 @@ def detect_environment(
                 f"{contents.platform!r} ({contents.path})"
             )
         origin = f"prefix {contents.path}" + (" ($CONDA_PREFIX)" if implicit_prefix else "")
+        chosen_by = (
+            None
+            if wanted is not None
+            else "the prefix's platform"
+            if contents.platform
+            else "this machine's platform"
+        )
         result = Environment(
             platform=wanted or contents.platform or host,
             toolkit=contents.toolkit,
@@ -125,14 +140,22 @@ def detect_environment(
             origin=locked.origin,
         )
         python = locked.python
+        notes.extend(locked.notes)
         lock_declared = _parse_declared(locked.declared_virtual_packages, notes)
+        chosen_by = None if platform or target_platform else "the locked platform"
     else:
         wanted = target_platform or platform or host
         origin = "this machine" if wanted == host else f"declared targets for {wanted}"
         result = Environment(platform=wanted, origin=origin)
+        chosen_by = None if target_platform or platform else "this machine's platform"
 
     virtual_packages = _virtual_packages(
-        result.platform, host=host, layers=layers, lock_declared=lock_declared, notes=notes
+        result.platform,
+        host=host,
+        layers=layers,
+        lock_declared=lock_declared,
+        notes=notes,
+        chosen_by=chosen_by,
     )
     return replace(
         result,
@@ -142,14 +165,33 @@ def detect_environment(
     )
 
 
+def _read_prefix(prefix: str | os.PathLike[str], *, implicit: bool) -> PrefixContents:
+    """The prefix, with messages that say whether it came from ``--prefix`` or a (perhaps stale)
+    ``$CONDA_PREFIX``."""
+    from variant_bridge.detect.prefix import read_prefix
+
+    if implicit:
+        return read_prefix(
+            prefix,
+            named=f"$CONDA_PREFIX={clip(str(prefix))}",
+            hint=" (unset it or pass --prefix)",
+        )
+    return read_prefix(prefix, named=f"--prefix {clip(str(prefix))}")
+
+
 def _parse_declared(texts: Iterable[str], notes: list[str]) -> tuple[VirtualPackage, ...]:
-    """Lock v7 platform virtual packages, ``__cuda=12.6`` / ``__archspec=1=haswell``."""
+    """Lock v7 platform virtual packages, ``__cuda=12.6`` / ``__archspec=1=haswell``; one that
+    does not parse, or whose version has the wrong shape, is left out with a note."""
     packages = []
     for text in texts:
         name, _, rest = text.strip().partition("=")
         version, _, build = rest.partition("=")
+        shape = VERSION_SHAPES.get(name)
         if not name.startswith("__") or not version:
-            notes.append(f"ignored locked virtual package {text!r}: expected __name=version")
+            notes.append(f"ignored locked virtual package {quote(text)}: expected __name=version")
+            continue
+        if shape is not None and not shape.matches(version):
+            notes.append(f"ignored locked virtual package {quote(text)}: expected {shape.expected}")
             continue
         packages.append(VirtualPackage(name, version, build or "0", Source.LOCKFILE))
     return tuple(packages)
@@ -162,6 +204,7 @@ def _virtual_packages(
     layers: list[dict[str, Fact]],
     lock_declared: tuple[VirtualPackage, ...],
     notes: list[str],
+    chosen_by: str | None,
 ) -> tuple[VirtualPackage, ...]:
     from variant_bridge.detect.machine import (
         applies_to,
@@ -175,11 +218,17 @@ def _virtual_packages(
             if not applies_to(name, platform):
                 if fact.source == Source.TARGET:
                     raise InvalidTarget(
-                        f"--target {name[2:]}={fact.raw!r} does not apply to platform "
-                        f"{platform} (declare --target platform=... too)"
+                        f"{_describe(fact)}: {not_on_platform(name, platform)}"
+                        + _chosen_hint(platform, chosen_by)
                     )
                 notes.append(f"{_describe(fact)} ignored: {name} does not exist on {platform}")
                 continue
+            if name == "__archspec" and fact.source == Source.TARGET and fact.value:
+                problem = _microarchitecture_problem(fact.value, platform)
+                if problem is not None:
+                    raise InvalidTarget(
+                        f"{_describe(fact)}: {problem}" + _chosen_hint(platform, chosen_by)
+                    )
             winner = decided.setdefault(name, fact)
             if winner is not fact:
                 notes.append(f"{_describe(fact)} overridden by {_describe(winner)}")
@@ -213,6 +262,22 @@ def _virtual_packages(
         del packages["__cuda_arch"]
         notes.append(f"__cuda_arch from {arch.source} dropped: no __cuda")
     return tuple(sorted(packages.values(), key=lambda vp: vp.name))
+
+
+def _chosen_hint(platform: str, chosen_by: str | None) -> str:
+    """Where a platform nobody named came from: the user may not know it was chosen."""
+    if chosen_by is None:
+        return ""
+    more = ": pass --platform to describe another" if chosen_by.startswith("this") else ""
+    return f"; {platform} is {chosen_by}{more}"
+
+
+def _microarchitecture_problem(name: str, platform: str) -> str | None:
+    from variant_bridge.mappings import load_tables  # lazy: only for a declared microarchitecture
+
+    info = load_tables().platform.subdir(platform)
+    family = info.cpu_family if info is not None else None
+    return microarchitecture_problem(name, platform, cpu_family=family)
 
 
 def _describe(fact: Fact) -> str:

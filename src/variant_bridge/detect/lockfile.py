@@ -8,13 +8,23 @@ platform alias such as ``cuda``) or, failing that, by its conda subdir when that
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
 
 from variant_bridge.detect.prefix import toolkit_of
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
-from variant_bridge.errors import DetectionError
+from variant_bridge.errors import (
+    DetectionError,
+    InvalidWheelFilename,
+    VariantBridgeError,
+    clip,
+    quote,
+)
+from variant_bridge.filenames import WheelFilename
+from variant_bridge.metadata_io import read_wheel_variant_metadata
 
 __all__ = ["LockedEnvironment", "read_lockfile"]
 
@@ -37,6 +47,7 @@ class LockedEnvironment:
     toolkit: Toolkit | None
     declared_virtual_packages: tuple[str, ...] = ()
     """Virtual packages the lock declares for this platform (lock v7 rich platforms)."""
+    notes: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -61,9 +72,14 @@ def read_lockfile(
     import rattler
 
     lock_path = Path(path)
-    if not lock_path.is_file():
-        what = "not a file" if lock_path.exists() else "no such file"
-        raise DetectionError(f"{lock_path}: {what}")
+    try:
+        what = (
+            None if lock_path.is_file() else "not a file" if lock_path.exists() else "no such file"
+        )
+    except OSError as e:  # a name too long: is_file() does not hide that
+        what = f"cannot read: {e.strerror or e}"
+    if what is not None:
+        raise DetectionError(f"{clip(str(lock_path))}: {what}")
     try:
         lock = rattler.LockFile.from_path(lock_path)
     except (KeyboardInterrupt, SystemExit):
@@ -74,8 +90,9 @@ def read_lockfile(
     env = _guard(lock_path, lambda: lock.environment(env_name))
     if env is None:
         names = sorted(name for name, _ in _guard(lock_path, lock.environments))
+        available = ", ".join(names) or "none"
         raise DetectionError(
-            f"{lock_path}: no environment {env_name!r} (available: {', '.join(names) or 'none'})"
+            f"{lock_path}: no environment {quote(env_name)} (available: {available})"
         )
     locked = _guard(lock_path, env.platforms)
     chosen = _choose_platform(lock_path, env_name, locked, platform, host)
@@ -83,16 +100,28 @@ def read_lockfile(
     pypi = _guard(lock_path, lambda: env.pypi_packages_for_platform(chosen)) or []
     conda_packages = tuple(sorted((_conda_record(r) for r in records), key=lambda r: r.name))
     python_record = next((r for r in conda_packages if r.name == "python"), None)
+    notes: list[str] = []
+    python_packages = [_pypi(p, lock_path.parent, notes) for p in pypi]
+    remote = [
+        str(d) for d in sorted(python_packages, key=lambda d: d.name.lower())
+        if d.unknown_variant_label is not None and _is_remote(d.location or "")
+    ]  # fmt: skip
+    if remote:
+        notes.append(
+            f"locked variant wheel(s) on an index, properties unknown: {', '.join(remote)} "
+            "(variant.json is inside the wheel, which detection does not download)"
+        )
     return LockedEnvironment(
         path=lock_path,
         environment=env_name,
         platform_name=chosen.name,
         platform=str(chosen.subdir),
         conda_packages=conda_packages,
-        python_packages=tuple(sorted((_pypi(p) for p in pypi), key=lambda d: d.name.lower())),
+        python_packages=tuple(sorted(python_packages, key=lambda d: d.name.lower())),
         python=python_record.version if python_record is not None else None,
         toolkit=toolkit_of(conda_packages, Source.LOCKFILE),
         declared_virtual_packages=tuple(chosen.virtual_packages),
+        notes=tuple(notes),
     )
 
 
@@ -135,11 +164,11 @@ def _choose_platform(
         return by_subdir[0]
     if by_subdir:
         raise DetectionError(
-            f"{path}: platform {wanted!r} is locked several times in {env_name!r}; "
+            f"{path}: platform {quote(wanted)} is locked several times in {env_name!r}; "
             f"choose one of: {', '.join(p.name for p in by_subdir)}"
         )
     raise DetectionError(
-        f"{path}: environment {env_name!r} does not lock platform {wanted!r} "
+        f"{path}: environment {quote(env_name)} does not lock platform {quote(wanted)} "
         f"(available: {available})"
     )
 
@@ -171,15 +200,57 @@ def _locked_sha256(package: Any) -> Any:
         return None
 
 
-def _pypi(package: Any) -> PythonDistribution:
+def _pypi(package: Any, root: Path, notes: list[str]) -> PythonDistribution:
     location = str(package.location)
     sha256 = _hex(_locked_sha256(package))
     if sha256 is None and "#sha256=" in location:
         sha256 = location.rpartition("#sha256=")[2] or None
-    return PythonDistribution(
+    dist = PythonDistribution(
         name=package.name,
         version=str(package.version),
         requires=tuple(package.requires_dist),
         location=location,
         sha256=sha256,
     )
+    return _with_variant(dist, location, root, notes)
+
+
+def _is_remote(location: str) -> bool:
+    scheme = urlsplit(location).scheme
+    return len(scheme) > 1 and scheme != "file"  # `C:` is a drive, not a scheme
+
+
+def _with_variant(
+    dist: PythonDistribution, location: str, root: Path, notes: list[str]
+) -> PythonDistribution:
+    """A locked variant wheel, recognised by the label in its filename. A local wheel's
+    ``variant.json`` gives the properties; a remote one is not downloaded (detection stays
+    offline and fast), so only its label is known."""
+    url = urlsplit(location)
+    path_text = unquote(url.path) if url.scheme else location
+    filename = path_text.replace("\\", "/").rstrip("/").rpartition("/")[2]
+    if not filename.endswith(".whl"):
+        return dist  # an sdist, a directory, a git checkout: not a wheel, no label
+    try:
+        label = WheelFilename.parse(filename).label
+    except InvalidWheelFilename:
+        return dist
+    if label is None:
+        return dist
+    if _is_remote(location):  # one note for all of them, by the caller
+        return replace(dist, unknown_variant_label=label)
+    path = Path(url2pathname(url.path) if url.scheme == "file" else path_text)
+    if not path.is_absolute():
+        path = root / path  # pixi writes local paths relative to the workspace, the lock's dir
+    try:
+        meta = read_wheel_variant_metadata(path)
+    except VariantBridgeError as e:
+        notes.append(
+            f"{dist.name} {dist.version}: locked variant wheel {label!r} with unknown "
+            f"properties: {e}"
+        )
+        return replace(dist, unknown_variant_label=label)
+    variant = meta.variant(label) if meta is not None else None
+    if variant is None:  # pragma: no cover - read_wheel_variant_metadata checks the label
+        return replace(dist, unknown_variant_label=label)
+    return replace(dist, variant=variant)

@@ -13,6 +13,7 @@ import sys
 
 from variant_bridge.environment import Source, VirtualPackage
 from variant_bridge.errors import DetectionError
+from variant_bridge.virtual_packages import applies_to
 
 __all__ = [
     "applies_to",
@@ -43,21 +44,6 @@ _HOST_SUBDIRS = {
     ("win32", "x86"): "win-32",
     ("freebsd", "amd64"): "freebsd-64",
     ("freebsd", "arm64"): "freebsd-arm64",
-}
-
-# Which operating systems (subdir prefix) a virtual package belongs to; unlisted names apply
-# everywhere. CEP 30: overrides for another OS's package must be ignored.
-_OS_OF = {
-    "__unix": frozenset({"linux", "osx", "freebsd", "ios", "iossimulator", "android"}),
-    "__linux": frozenset({"linux", "android"}),
-    "__glibc": frozenset({"linux"}),
-    "__osx": frozenset({"osx"}),
-    "__win": frozenset({"win"}),
-    # No CUDA driver exists for macOS; NVIDIA and AMD GPU packages only make sense here.
-    "__cuda": frozenset({"linux", "win"}),
-    "__cuda_arch": frozenset({"linux", "win"}),
-    "__amdgpu": frozenset({"linux", "win"}),
-    "__amdgpu_arch": frozenset({"linux", "win"}),
 }
 
 # The least capable archspec target per subdir architecture (a test checks archspec knows them).
@@ -92,12 +78,6 @@ def host_platform() -> str:
     import rattler
 
     return str(rattler.Subdir.current())
-
-
-def applies_to(name: str, platform: str) -> bool:
-    """Whether virtual package *name* can exist on conda subdir *platform*."""
-    systems = _OS_OF.get(name)
-    return systems is None or platform.split("-", 1)[0] in systems
 
 
 def platform_defaults(platform: str) -> tuple[VirtualPackage, ...]:

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 from variant_bridge.detect.targets import VIRTUAL_PACKAGE_KEYS, Fact, check_value
 from variant_bridge.environment import Source
-from variant_bridge.errors import InvalidTarget
+from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.virtual_packages import VERSION_SHAPES
 
 __all__ = [
     "CONDA_OVERRIDES",
@@ -42,7 +43,8 @@ NV_FORCE_SM_ARCH = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 NV_NONE = "none"
 _MIN_SM_ARCH = 5.0
 
-_CMAKE_ARCH = re.compile(r"(\d{1,2})(\d)")
+# ASCII only: `\d` would take `٩٠` and hand rattler a version it cannot parse.
+_CMAKE_ARCH = re.compile(r"([0-9]{1,2})([0-9])", re.ASCII)
 
 
 def conda_override_facts(env: Mapping[str, str]) -> dict[str, Fact]:
@@ -68,13 +70,13 @@ def normalize_sm_arch(value: str) -> str:
     :raises InvalidTarget: anything else.
     """
     text = value.strip()
-    if re.fullmatch(r"\d+\.\d+", text):
+    if VERSION_SHAPES["__cuda_arch"].matches(text):
         return text
     match = _CMAKE_ARCH.fullmatch(text)
     if match:
         return f"{int(match[1])}.{match[2]}"
     raise InvalidTarget(
-        f"{NV_FORCE_SM_ARCH}={value!r}: expected a compute capability like 9.0 (or 90)"
+        f"{NV_FORCE_SM_ARCH}={quote(value)}: expected a compute capability like 9.0 (or 90)"
     )
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
-from variant_bridge.errors import DetectionError
+from variant_bridge.errors import DetectionError, clip
 
 __all__ = [
     "PrefixContents",
@@ -62,19 +62,25 @@ def toolkit_of(records: Iterable[CondaRecord], source: str) -> Toolkit | None:
     return None
 
 
-def read_prefix(path: str | os.PathLike[str]) -> PrefixContents:
+def read_prefix(
+    path: str | os.PathLike[str], *, named: str | None = None, hint: str = ""
+) -> PrefixContents:
     """Read a conda prefix.
 
+    :param named: how the user gave the prefix, for messages (``--prefix /env``,
+        ``$CONDA_PREFIX=/env``); default: the path.
+    :param hint: appended to the "not a prefix" messages, e.g. `` (unset it or pass --prefix)``.
     :raises DetectionError: not a directory, no ``conda-meta/``, unreadable or invalid records,
         unreadable dist-info files. Messages name the file.
     """
     prefix = Path(path)
-    if not prefix.is_dir():
-        what = "not a directory" if prefix.exists() else "no such directory"
-        raise DetectionError(f"{prefix}: {what}")
+    where = named or clip(str(prefix))
+    what = _not_a_directory(prefix)
+    if what is not None:
+        raise DetectionError(f"{where}: {what}{hint}")
     meta = prefix / "conda-meta"
     if not meta.is_dir():
-        raise DetectionError(f"{prefix} is not a conda prefix (no conda-meta/)")
+        raise DetectionError(f"{where} is not a conda prefix (no conda-meta/){hint}")
     records, owned, site_hint = read_conda_meta(meta)
     notes: list[str] = []
     platform = _platform_of(records, notes)
@@ -92,6 +98,16 @@ def read_prefix(path: str | os.PathLike[str]) -> PrefixContents:
         toolkit=toolkit_of(records, Source.PREFIX),
         notes=tuple(notes),
     )
+
+
+def _not_a_directory(path: Path) -> str | None:
+    """Why *path* is not a directory (``no such directory``...), or ``None`` when it is one."""
+    try:
+        if path.is_dir():
+            return None
+        return "not a directory" if path.exists() else "no such directory"
+    except OSError as e:  # a name too long, a loop of links: is_dir() does not hide those
+        return f"cannot read: {e.strerror or e}"
 
 
 def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str | None]:
@@ -235,7 +251,7 @@ def _read_site_packages(
     for name in entries:
         if name in owned or name.startswith("~"):  # `~name` = pip's half-removed leftovers
             continue
-        dist = read_dist_info(site / name)
+        dist = read_dist_info(site / name, notes=notes)
         if dist is None:
             notes.append(f"skipped {site / name}: no METADATA (incomplete install?)")
             continue
@@ -243,11 +259,15 @@ def _read_site_packages(
     return dists
 
 
-def read_dist_info(path: Path) -> PythonDistribution | None:
+def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistribution | None:
     """One installed distribution from its ``*.dist-info``; ``None`` when it has no METADATA.
 
+    :param notes: where a corrupt ``direct_url.json`` is reported (the URL is then unknown);
+        without it, that is an error. Detection passes it: only ``export`` needs the URL, and one
+        broken file must not make the whole prefix unreadable.
     :raises DetectionError: a file exists but cannot be read or parsed.
-    :raises InvalidMetadata: its ``variant.json`` is malformed.
+    :raises InvalidMetadata: its ``variant.json`` is malformed (that changes what is installed,
+        so it stays an error; the message names the file).
     """
     metadata_path = path / "METADATA"
     try:
@@ -260,7 +280,13 @@ def read_dist_info(path: Path) -> PythonDistribution | None:
     if not name or not version:
         stem_name, _, stem_version = path.name.removesuffix(".dist-info").partition("-")
         name, version = name or stem_name, version or stem_version
-    direct_url, sha256 = _direct_url(path / "direct_url.json")
+    try:
+        direct_url, sha256 = _direct_url(path / "direct_url.json")
+    except DetectionError as e:
+        if notes is None:
+            raise
+        notes.append(f"{e}; ignored, so where {name} {version} was installed from is unknown")
+        direct_url = sha256 = None
     from variant_bridge.metadata_io import read_dist_info_variant
 
     return PythonDistribution(

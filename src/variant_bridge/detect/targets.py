@@ -1,8 +1,10 @@
 """Declared facts: ``--target K=V`` parsing and the value checks shared with override variables.
 
 A *fact* is one virtual package (``cuda`` -> ``__cuda``) or one property of the target
-(``platform``, ``python``). Values are checked here, in pure Python, because rattler accepts
-nonsense such as ``CONDA_OVERRIDE_CUDA=abc`` (it would export ``__cuda=abc``).
+(``platform``, ``python``). Values are checked here, in pure Python, with the shapes of
+:mod:`variant_bridge.virtual_packages` that ``translate --from-conda`` uses too: rattler accepts
+nonsense such as ``CONDA_OVERRIDE_CUDA=abc`` (it would export ``__cuda=abc``) and fails on
+``١٢.٨`` or numbers past 64 bits with a message that blames detection.
 
 An empty value declares the virtual package *absent* (like ``CONDA_OVERRIDE_CUDA=""``); for
 ``platform`` and ``python`` an empty value means "not declared" and is dropped.
@@ -15,7 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from variant_bridge.environment import Source
-from variant_bridge.errors import InvalidTarget
+from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.virtual_packages import (
+    KNOWN_PLATFORMS,
+    VERSION_SHAPES,
+    check_platform,
+    did_you_mean,
+)
 
 __all__ = [
     "KNOWN_PLATFORMS",
@@ -48,37 +56,8 @@ _KEY_ALIASES = {
     **{v[2:]: k for k, v in VIRTUAL_PACKAGE_KEYS.items()},
 }
 
-# Every conda subdir rattler 0.28 knows except `noarch` (a test checks this against rattler).
-KNOWN_PLATFORMS: frozenset[str] = frozenset(
-    {
-        "linux-32", "linux-64", "linux-aarch64", "linux-armv6l", "linux-armv7l",
-        "linux-loongarch64", "linux-ppc64le", "linux-ppc64", "linux-ppc", "linux-s390x",
-        "linux-riscv32", "linux-riscv64", "freebsd-32", "freebsd-64", "freebsd-arm64",
-        "freebsd-ppc64le", "freebsd-ppc64", "osx-64", "osx-arm64", "ios-arm64",
-        "iossimulator-arm64", "iossimulator-64", "android-aarch64", "android-armv7a",
-        "android-64", "android-32", "win-32", "win-64", "win-arm64", "emscripten-wasm32",
-        "emscripten-wasm64", "wasi-wasm32", "zos-z",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    pattern: re.Pattern[str]
-    expected: str
-    noun: str  # what an empty value declares absent
-
-
-_SHAPES: dict[str, _Shape] = {
-    "cuda": _Shape(re.compile(r"\d+(\.\d+)?"), "a CUDA version like 12.8", "CUDA"),
-    # Strict major.minor, as rattler and CEP 30 require (`9` is rejected by rattler too).
-    "cuda_arch": _Shape(re.compile(r"\d+\.\d+"), "a compute capability like 9.0", "GPU"),
-    "glibc": _Shape(re.compile(r"\d+\.\d+(\.\d+)?"), "a glibc version like 2.28", "glibc"),
-    "linux": _Shape(re.compile(r"\d+(\.\d+){0,3}"), "a Linux kernel version like 5.15", "Linux"),
-    "osx": _Shape(re.compile(r"\d+(\.\d+){0,2}"), "a macOS version like 13.0", "macOS"),
-    "win": _Shape(re.compile(r"\d+(\.\d+){0,3}"), "a Windows version like 10.0.22631", "Windows"),
-    "python": _Shape(re.compile(r"\d+\.\d+(\.\d+)?"), "a Python version like 3.12", "Python"),
-}
+_PYTHON = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?", re.ASCII)
+_PYTHON_EXPECTED = "a Python version like 3.12"
 _ARCHSPEC_EXPECTED = "an archspec microarchitecture name like haswell, or 0 for unknown"
 
 
@@ -120,17 +99,16 @@ def check_value(key: str, value: str, *, where: str, empty_hint: bool = False) -
     if key == "archspec":
         return _check_archspec(text, where=where, original=value)
     if key == "platform":
-        if text in KNOWN_PLATFORMS:
+        return check_platform(value, where=where)
+    if key == "python":
+        if _PYTHON.fullmatch(text):
             return text
-        raise InvalidTarget(
-            f"{where}={value!r}: expected a conda platform like linux-64"
-            + _did_you_mean(text, KNOWN_PLATFORMS)
-        )
-    shape = _SHAPES[key]
-    if shape.pattern.fullmatch(text):
+        raise InvalidTarget(f"{where}={quote(value)}: expected {_PYTHON_EXPECTED}")
+    shape = VERSION_SHAPES[VIRTUAL_PACKAGE_KEYS[key]]
+    if shape.matches(text):
         return text
     hint = f" (or empty to declare no {shape.noun})" if empty_hint else ""
-    raise InvalidTarget(f"{where}={value!r}: expected {shape.expected}{hint}")
+    raise InvalidTarget(f"{where}={quote(value)}: expected {shape.expected}{hint}")
 
 
 def _check_archspec(text: str, *, where: str, original: str) -> str:
@@ -142,15 +120,8 @@ def _check_archspec(text: str, *, where: str, original: str) -> str:
     if text in names:
         return text
     fixed = text.replace("-", "_").lower()
-    suggestion = f" (did you mean {fixed!r}?)" if fixed in names else _did_you_mean(text, names)
-    raise InvalidTarget(f"{where}={original!r}: expected {_ARCHSPEC_EXPECTED}{suggestion}")
-
-
-def _did_you_mean(text: str, choices: Iterable[str]) -> str:
-    import difflib  # lazy: only on the error path
-
-    close = difflib.get_close_matches(text, sorted(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    suggestion = f" (did you mean {fixed!r}?)" if fixed in names else did_you_mean(text, names)
+    raise InvalidTarget(f"{where}={quote(original)}: expected {_ARCHSPEC_EXPECTED}{suggestion}")
 
 
 def _canonical_key(raw: str) -> str | None:
@@ -177,7 +148,7 @@ def parse_targets(items: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
                 raise InvalidTarget(
-                    f"--target {item!r}: expected KEY=VALUE with KEY one of {_KEYS}"
+                    f"--target {quote(item)}: expected KEY=VALUE with KEY one of {_KEYS}"
                 )
             pairs.append((key, value))
     result: dict[str, str] = {}
@@ -185,8 +156,8 @@ def parse_targets(items: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
         canonical = _canonical_key(raw_key)
         if canonical is None:
             raise InvalidTarget(
-                f"--target {raw_key.strip()!r}: unknown key; expected one of {_KEYS}"
-                + _did_you_mean(raw_key.strip().lower(), TARGET_KEYS)
+                f"--target {quote(raw_key.strip())}: unknown key; expected one of {_KEYS}"
+                + did_you_mean(raw_key.strip().lower(), TARGET_KEYS)
             )
         key = canonical
         value = check_value(key, raw_value, where=f"--target {key}")

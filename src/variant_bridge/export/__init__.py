@@ -8,7 +8,10 @@ Three steps, each usable alone:
 2. :func:`render` prints the model as ``environment-yml`` or ``pixi-toml`` text, and
    :func:`update_manifest_text` applies it to an existing pixi.toml / pyproject.toml text;
 3. :func:`write_export` / :func:`update_manifest` write files atomically (never a half-written
-   file; never an existing file without ``force``).
+   file; never an existing file without ``force``; never over a device or a FIFO).
+
+:func:`copy_wheels` (``--wheels-dir``) copies the pinned variant wheels under their non-variant
+filenames, so that pip and uv without wheel-variant support can install the export.
 
 >>> model = prepare_export(prefix="/opt/envs/gpu", find_links=["wheels/"])  # doctest: +SKIP
 >>> print(render(model, "environment-yml"))  # doctest: +SKIP
@@ -18,8 +21,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from variant_bridge.errors import DetectionError, ExportError, InvalidTarget
 from variant_bridge.export.model import (
@@ -29,6 +33,10 @@ from variant_bridge.export.model import (
     build_export,
     requested_from_records,
 )
+from variant_bridge.export.wheels_dir import copy_wheels
+
+if TYPE_CHECKING:
+    from variant_bridge.atomic import NotRegularFileError
 
 __all__ = [
     "FORMATS",
@@ -36,7 +44,10 @@ __all__ = [
     "ExportModel",
     "IndexOptions",
     "PipRequirement",
+    "UpdateResult",
     "build_export",
+    "check_target",
+    "copy_wheels",
     "lock_channels",
     "prepare_export",
     "render",
@@ -173,10 +184,21 @@ def prepare_export(
         builds=builds,
         host_requirements=host_requirements,
         allow_unpinned=allow_unpinned,
-        index_options=IndexOptions(index_url, tuple(extra_index_urls), tuple(find_links)),
+        # Local find-links made absolute: the file is read from elsewhere (pip runs in the
+        # environment.yml's directory, pixi resolves paths against the manifest's).
+        index_options=IndexOptions(
+            index_url, tuple(extra_index_urls), tuple(_absolute(f) for f in find_links)
+        ),
         producer=producer,
         extra_notes=notes,
     )
+
+
+def _absolute(location: str) -> str:
+    """A local find-links directory as an absolute path; URLs unchanged."""
+    if "://" in location or location.startswith("file:"):
+        return location
+    return os.path.abspath(location)
 
 
 def render(model: ExportModel, format: ExportFormat) -> str:
@@ -192,16 +214,42 @@ def render(model: ExportModel, format: ExportFormat) -> str:
     raise ExportError(f"unknown export format {format!r}: expected one of {', '.join(FORMATS)}")
 
 
+def check_target(path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Fail early, before anything is read, when *path* cannot be written: it exists and is not
+    a regular file (after symbolic links), or it exists and *force* is false.
+
+    :raises ExportError: naming *path*.
+    """
+    from variant_bridge.atomic import NotRegularFileError, regular_target
+
+    try:
+        target = regular_target(path)
+    except NotRegularFileError as e:
+        raise ExportError(_not_regular(path, e)) from e
+    if not force and target.exists():
+        raise ExportError(f"{os.fspath(path)!r} exists; pass --force to overwrite it")
+
+
+def _not_regular(path: str | os.PathLike[str], error: NotRegularFileError) -> str:
+    return (
+        f"cannot write {os.fspath(path)!r}: it is {error.kind}, not a regular file "
+        "(nothing was changed)"
+    )
+
+
 def write_export(path: str | os.PathLike[str], text: str, *, force: bool = False) -> None:
     """Write *text* to *path* atomically; an existing file only with *force*.
 
-    :raises ExportError: *path* exists and *force* is false, or it cannot be written (the old
-        file, if any, is left untouched).
+    :raises ExportError: *path* exists and *force* is false, *path* is not a regular file
+        (``/dev/full``, a FIFO), or it cannot be written (the old file, if any, is left
+        untouched).
     """
-    from variant_bridge.atomic import write_atomic
+    from variant_bridge.atomic import NotRegularFileError, write_atomic
 
     try:
         write_atomic(path, text, overwrite=force)
+    except NotRegularFileError as e:
+        raise ExportError(_not_regular(path, e)) from e
     except FileExistsError as e:
         raise ExportError(f"{os.fspath(path)!r} exists; pass --force to overwrite it") from e
     except OSError as e:
@@ -217,13 +265,28 @@ def update_manifest_text(text: str, model: ExportModel, *, path: str) -> str:
     return pixi_toml.update(text, model, kind=pixi_toml.manifest_kind(path), path=path)
 
 
-def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> bool:
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """What :func:`update_manifest` did: whether the file changed, and notes for the user."""
+
+    changed: bool
+    notes: tuple[str, ...] = ()
+
+
+def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> UpdateResult:
     """Apply the export to an existing pixi.toml / pyproject.toml in place, atomically.
 
-    :returns: whether the file changed.
-    :raises ExportError: the file is missing, unreadable, not TOML, or cannot be written.
+    :raises ExportError: the file is missing, not a regular file, unreadable, not TOML, or
+        cannot be written.
     """
+    from variant_bridge.atomic import NotRegularFileError, regular_target
+    from variant_bridge.export import pixi_toml
+
     target = Path(path)
+    try:
+        regular_target(target)  # reading a FIFO would block for ever
+    except NotRegularFileError as e:
+        raise ExportError(_not_regular(path, e)) from e
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError as e:
@@ -233,8 +296,10 @@ def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> bool:
         ) from e
     except (OSError, UnicodeDecodeError) as e:
         raise ExportError(f"cannot read {str(target)!r}: {e}") from e
-    updated = update_manifest_text(text, model, path=str(target))
-    if updated == text:
-        return False
-    write_export(target, updated, force=True)
-    return True
+    result = pixi_toml.apply(
+        text, model, kind=pixi_toml.manifest_kind(str(target)), path=str(target)
+    )
+    if result.text == text:
+        return UpdateResult(False, result.notes)
+    write_export(target, result.text, force=True)
+    return UpdateResult(True, result.notes)

@@ -16,7 +16,7 @@ from typing import Any
 from variant_bridge.export.model import ExportModel, HostRequirement
 from variant_bridge.export.model import normalize_channel as _normalize
 
-__all__ = ["NODEFAULTS", "header", "render", "to_dict"]
+__all__ = ["NODEFAULTS", "copies_lines", "header", "render", "to_dict"]
 
 NODEFAULTS = "nodefaults"
 """conda's marker that keeps the implicit ``defaults`` channel out of the solve."""
@@ -96,8 +96,22 @@ def header(model: ExportModel) -> list[str]:
             "The variant wheels also expect (not added; the toolkit is pinned): "
             + ", ".join(model.implied_specs)
         )
+    lines += copies_lines(model, "the pip lines")
     lines += [f"Note: {note}" for note in model.notes]
     return [_comment_line(line) for line in lines]
+
+
+def copies_lines(model: ExportModel, where: str) -> list[str]:
+    """Header lines for ``--wheels-dir``: what the copies are, and the faithful pins."""
+    copied = [p for p in model.pip if p.copy is not None]
+    if not copied:
+        return []
+    intro = (
+        f"{where[:1].upper()}{where[1:]} name byte-identical copies of the variant wheels in "
+        f"{model.wheels_dir}, under their non-variant filenames (which pip and uv accept); "
+        "the exact files they were installed from:"
+    )
+    return [intro, *(f"  {p.reference} [{p.label}]" for p in copied)]
 
 
 def _comment_line(line: str) -> str:
@@ -116,17 +130,19 @@ def render(model: ExportModel) -> str:
     """The environment.yml text."""
     out = header(model)
     out.append(f"name: {_scalar(model.name)}")
-    out.append("channels:")
-    out += [f"  - {_scalar(c)}" for c in _channels(model)]
-    out.append("dependencies:")
+    channels = _channels(model)
+    # An empty list, not a bare key: `channels:` alone reads as null, which conda rejects.
+    out.append("channels:" if channels else "channels: []")
+    out += [f"  - {_scalar(c)}" for c in channels]
+    host = [h for h in model.host_requirements if h.expressible]
+    pip = _pip_lines(model)
+    out.append("dependencies:" if model.dependencies or host or pip else "dependencies: []")
     for dep in model.dependencies:
         comment = f"  # {_comment(dep.comment)}" if dep.comment else ""
         out.append(f"  - {_scalar(dep.spec)}{comment}")
-    host = [h for h in model.host_requirements if h.expressible]
     if host:
         out.append("  # host requirements implied by the variant wheels:")
         out += [f"  - {_scalar(h.spec)}  # {_comment(', '.join(h.wheels))}" for h in host]
-    pip = _pip_lines(model)
     if pip:
         out.append("  - pip:")
         notes = {str(p): p.note for p in model.pip if p.note and not p.is_direct}

@@ -15,9 +15,13 @@ Decisions (docs/share.md explains them to users):
   installed), otherwise a comment. Non-virtual specs the wheels imply (``cuda-version >=12.8,<13``)
   are reported, not added: the toolkit is already pinned.
 - pip: variant wheels as direct references with ``#sha256=``; other distributions ``name==version``.
+  pip and uv (without their preview feature) refuse variant filenames, so that is said in the
+  header, unless ``--wheels-dir`` copied the wheels under their non-variant names (``wheels_dir``
+  module): the lines then name the copies, and the header keeps the faithful pins.
 - pixi: the platform declares the lowest driver (and GPU architecture, CPU level, glibc) that
   satisfies both the wheels' host requirements and the pinned conda packages' own ``__*``
-  dependencies, so a colleague with a newer driver matches the platform too.
+  dependencies, so a colleague with a newer driver matches the platform too; ``[activation.env]``
+  gives uv the same declared values (not the exporting machine's).
 
 Pure, apart from asking rattler whether a version satisfies a spec.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.utils import canonicalize_name
 
@@ -38,6 +42,7 @@ from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.properties import VariantProperty
 
 __all__ = [
+    "VARIANT_FILENAMES_NOTE",
     "BridgedView",
     "CondaDependency",
     "ExportModel",
@@ -46,6 +51,7 @@ __all__ = [
     "PipRequirement",
     "PlatformDeclaration",
     "build_export",
+    "is_variant_filename",
     "normalize_channel",
     "order_channels",
     "requested_from_records",
@@ -95,7 +101,14 @@ class HostRequirement:
 
 @dataclass(frozen=True, slots=True)
 class PipRequirement:
-    """One line of the ``pip:`` section / one ``[pypi-dependencies]`` entry."""
+    """One line of the ``pip:`` section / one ``[pypi-dependencies]`` entry.
+
+    :param url: the exact file the wheel was installed from (the faithful pin), or ``None``.
+    :param copy: the absolute path of a byte-identical copy under the wheel's non-variant
+        filename (``--wheels-dir``), which pip and uv accept; ``None`` when not copied.
+    :param copy_relative: :attr:`copy` relative to the exported file's directory
+        (``./wheels/x-1.0-py3-none-any.whl``), for pixi's ``{ path = ... }``.
+    """
 
     name: str
     version: str
@@ -103,16 +116,62 @@ class PipRequirement:
     sha256: str | None = None
     label: str | None = None
     note: str | None = None
+    copy: str | None = None
+    copy_relative: str | None = None
 
     @property
     def is_direct(self) -> bool:
         return self.url is not None
 
-    def __str__(self) -> str:
-        if self.url is None:
+    @property
+    def reference(self) -> str:
+        """The faithful pin: ``name @ URL#sha256=...`` of the original file (or ``name==v``)."""
+        return self._line(self.url)
+
+    @property
+    def names_variant_file(self) -> bool:
+        """Whether the pip line names a variant filename (``*-cu126.whl``), which only installers
+        with wheel-variant support accept."""
+        return self.copy is None and self.url is not None and is_variant_filename(self.url)
+
+    def _line(self, url: str | None) -> str:
+        if url is None:
             return f"{self.name}=={self.version}"
         fragment = f"#sha256={self.sha256}" if self.sha256 else ""
-        return f"{self.name} @ {self.url}{fragment}"
+        return f"{self.name} @ {url}{fragment}"
+
+    def __str__(self) -> str:
+        """The pip line: the copy when there is one, else the faithful pin."""
+        if self.copy is not None:
+            from pathlib import Path
+
+            return self._line(Path(self.copy).as_uri())
+        return self.reference
+
+
+VARIANT_FILENAMES_NOTE = (
+    "the variant wheels are pinned by their variant filenames (name-version-...-LABEL.whl), which "
+    "pip and uv without --preview-features wheel-variants refuse: install those lines with "
+    "`uv pip install --preview-features wheel-variants`, or export with --wheels-dir DIR to pin "
+    "byte-identical copies under names every installer accepts"
+)
+"""Said in the header and on stderr when a pip line names a variant filename."""
+
+
+def is_variant_filename(url: str) -> bool:
+    """Whether the file *url* names has a variant label (``...-cu126.whl``)."""
+    from urllib.parse import unquote, urlsplit
+
+    from variant_bridge.errors import InvalidWheelFilename
+    from variant_bridge.filenames import WheelFilename
+
+    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    if not name.endswith(".whl"):
+        return False
+    try:
+        return WheelFilename.parse(name).label is not None
+    except InvalidWheelFilename:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +256,8 @@ class ExportModel:
     from_history: bool = False
     builds: bool = True
     notes: tuple[str, ...] = field(default=())
+    wheels_dir: str | None = None
+    """Where ``--wheels-dir`` copied the variant wheels (``None``: not copied)."""
 
     @property
     def toolkit_dependency(self) -> CondaDependency | None:
@@ -579,16 +640,37 @@ def _view(env: Environment) -> BridgedView:
     )
 
 
-def _activation_env(env: Environment) -> tuple[tuple[str, str], ...]:
-    from variant_bridge.translate import supported_properties
-    from variant_bridge.uv_env import DRIVER_VARIABLE, SM_ARCH_VARIABLE, uv_settings
+_DECLARED = "the exported platform"
 
-    settings = uv_settings(env, supported_properties(env))
-    return tuple(
-        (name, value)
-        for name, value in settings.variables
-        if name in (DRIVER_VARIABLE, SM_ARCH_VARIABLE)
-    )
+
+def _activation_env(
+    env: Environment, declaration: PlatformDeclaration
+) -> tuple[tuple[str, str], ...]:
+    """The NVIDIA provider's override values for the environment being shared.
+
+    They follow the declared platform (the lowest driver and GPU architecture the wheels and the
+    toolkit accept), never the exporting machine: the bridge's view of a machine with exactly the
+    declared ``__cuda``/``__cuda_arch`` and the environment's toolkit. ``none`` only when the
+    environment has no CUDA at all; no architecture variable when none is declared (uv then reads
+    the GPU it runs on).
+    """
+    from variant_bridge.translate import supported_properties
+    from variant_bridge.uv_env import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABLE, uv_settings
+
+    if declaration.cuda is None:
+        return ((DRIVER_VARIABLE, NO_CUDA), (SM_ARCH_VARIABLE, NO_CUDA))
+    declared = [VirtualPackage("__cuda", declaration.cuda, "0", _DECLARED)]
+    if declaration.cuda_arch is not None:
+        declared.append(VirtualPackage("__cuda_arch", declaration.cuda_arch, "0", _DECLARED))
+    others = [vp for vp in env.virtual_packages if vp.name not in ("__cuda", "__cuda_arch")]
+    shared = replace(env, virtual_packages=tuple(sorted([*others, *declared], key=_vp_name)))
+    values = uv_settings(shared, supported_properties(shared)).as_dict()
+    wanted = [DRIVER_VARIABLE] + ([SM_ARCH_VARIABLE] if declaration.cuda_arch else [])
+    return tuple((name, values[name]) for name in wanted)
+
+
+def _vp_name(vp: VirtualPackage) -> str:
+    return vp.name
 
 
 def build_export(
@@ -618,10 +700,13 @@ def build_export(
     dependencies = _dependencies(env, requested_specs, builds=builds)
     host, implied, host_notes = _host_requirements(env, channels)
     pip, pip_notes = _pip_requirements(env, origins, allow_unpinned=allow_unpinned)
-    declaration = _platform_declaration(env, host if host_requirements else ())
+    full_declaration = _platform_declaration(env, host)
+    declaration = full_declaration if host_requirements else _platform_declaration(env, ())
     if not host_requirements:
         host = ()
     notes = [*host_notes, *pip_notes, *extra_notes]
+    if any(p.names_variant_file for p in pip):
+        notes.insert(0, VARIANT_FILENAMES_NOTE)
     if requested_specs is not None and not requested_specs:
         notes.append("no requested specs were recorded: only the toolkit pin is exported")
     return ExportModel(
@@ -636,7 +721,8 @@ def build_export(
         index_options=index_options or IndexOptions(),
         view=_view(env),
         platform_declaration=declaration,
-        activation_env=_activation_env(env),
+        # What the wheels need, even when --no-host-requirements keeps it out of the platform.
+        activation_env=_activation_env(env, full_declaration),
         implied_specs=implied,
         from_history=requested_specs is not None,
         builds=builds,

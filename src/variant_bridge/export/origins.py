@@ -5,7 +5,9 @@ In order of trust:
 1. a pixi.lock entry: the locked URL and hash;
 2. PEP 610 ``direct_url.json`` in the installed ``*.dist-info`` (``archive_info`` with its hash);
    a ``file://`` URL is replaced by the same file found in ``--find-links``/``--index-url`` when
-   one is given, since a path on this machine means nothing to whoever receives the export;
+   one is given, since a path on this machine means nothing to whoever receives the export. The
+   local file, when it still exists, must have the recorded hash (else the wheel is unpinned,
+   with both hashes as the reason); a missing one keeps the recorded hash;
 3. a lookup in ``--find-links``/``--index-url`` by name, version and variant label. A file found
    there must be shown to be the installed one: its sha256 equals the one recorded at install
    time, or, when none was recorded, the hashes in the wheel's own ``RECORD`` equal those in the
@@ -292,8 +294,12 @@ def establish_origin(
         local = _local_path(direct.url)
         if local is None:
             return origin(direct.url, expected, "direct_url.json")
-        if expected is None and local.is_file():
-            expected = _file_sha256(local)
+        # The file named may have changed since the install: its hash is checked, never assumed.
+        actual = _file_sha256(local) if local.is_file() else None
+        changed = expected is not None and actual is not None and actual != expected
+        recorded = expected
+        if expected is None:
+            expected = actual
         if searched:
             found = _lookup(
                 dist,
@@ -307,6 +313,13 @@ def establish_origin(
             )
             if found is not None:
                 return found
+        if changed:
+            return origin(
+                None,
+                None,
+                f"{local} has sha256 {actual}, but direct_url.json recorded {recorded} "
+                "(the file changed after the install)",
+            )
         return origin(
             direct.url,
             expected,

@@ -11,13 +11,17 @@ deprecated there): ``platforms = [{ platform = "linux-64", cuda = "12.8" }]``, o
 ``channels`` (missing ones appended), the platform entry for the environment's subdir, the
 entries of ``[dependencies]``/``[pypi-dependencies]`` it pins, the index keys of
 ``[pypi-options]`` and the ``NV_VARIANT_PROVIDER_FORCE_*`` keys of ``[activation.env]``. Every
-other key, table, comment and the order of everything are left as they were.
+other key, table, comment and the order of everything are left as they were. When the workspace
+declares more platforms than the exported one, the pins and the activation variables go to the
+exported platform's ``[target.<platform>.*]`` tables instead, since exact linux-64 builds are
+wrong for osx-arm64.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import tomlkit
@@ -32,6 +36,8 @@ from variant_bridge.export.model import normalize_channel as _normalize
 __all__ = [
     "MIN_PIXI",
     "ManifestKind",
+    "ManifestUpdate",
+    "apply",
     "manifest_kind",
     "platform_entry",
     "render",
@@ -43,6 +49,11 @@ MIN_PIXI = "0.71"
 """The first pixi with rich platforms (``platforms = [{ platform = ..., cuda = ... }]``)."""
 
 ManifestKind = Literal["pixi", "pyproject"]
+
+_OWNED_VARIABLES = (
+    "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION",
+    "NV_VARIANT_PROVIDER_FORCE_SM_ARCH",
+)
 
 
 def manifest_kind(filename: str) -> ManifestKind:
@@ -90,6 +101,8 @@ def _local_path(url: str) -> str | None:
 def _pypi_value(requirement: PipRequirement) -> str | dict[str, str]:
     if requirement.url is None:
         return f"=={requirement.version}"
+    if requirement.copy is not None:
+        return {"path": requirement.copy_relative or requirement.copy}
     path = _local_path(requirement.url)
     return {"path": path} if path is not None else {"url": requirement.url}
 
@@ -184,9 +197,13 @@ def header(model: ExportModel) -> list[str]:
         ]
     if model.activation_env:
         lines.append(
-            "[activation.env] makes `uv pip install --preview-features wheel-variants` inside "
-            "this environment choose as the bridged view does."
+            "[activation.env] tells uv's NVIDIA provider the declared platform (not the machine "
+            "that exported it), so `uv pip install --preview-features wheel-variants` inside "
+            "this environment chooses for it."
         )
+    from variant_bridge.export.environment_yml import copies_lines
+
+    lines += copies_lines(model, "the [pypi-dependencies] paths")
     lines += [f"Note: {note}" for note in model.notes]
     return [" ".join(line.split()) if not line.startswith("  ") else line for line in lines]
 
@@ -264,8 +281,32 @@ def _set_comment(table: Table | Container, key: str, comment: str) -> None:
 # -- updating ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class ManifestUpdate:
+    """The updated manifest text and what the update wants the user to know."""
+
+    text: str
+    notes: tuple[str, ...] = ()
+
+
 def update(text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pixi.toml") -> str:
+    """*text* (a pixi.toml or a pyproject.toml) with the export applied (see :func:`apply`).
+
+    :raises ExportError: *text* is not TOML, or a table we must edit has another type.
+    """
+    return apply(text, model, kind=kind, path=path).text
+
+
+def apply(
+    text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pixi.toml"
+) -> ManifestUpdate:
     """*text* (a pixi.toml or a pyproject.toml) with the export applied (module docstring).
+
+    When the workspace declares other platforms than the exported one, the exact pins (linux-64
+    builds) would be wrong for them: they go to ``[target.<platform>.dependencies]``,
+    ``[target.<platform>.pypi-dependencies]`` and ``[target.<platform>.activation.env]``, and the
+    top-level tables are left alone. A spec that is not an exact pin is never replaced without a
+    note saying so.
 
     :raises ExportError: *text* is not TOML, or a table we must edit has another type.
     """
@@ -274,39 +315,83 @@ def update(text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pi
     except TOMLKitError as e:
         raise ExportError(f"cannot update {path!r}: not valid TOML ({e})") from e
     data = to_dict(model)
+    prefix = _prefix(kind)
     root = _pixi_root(doc, kind=kind, path=path)
     workspace_key = "workspace" if "workspace" in root or "project" not in root else "project"
-    workspace = _table(root, workspace_key, path=path, prefix=_prefix(kind))
+    workspace = _table(root, workspace_key, path=path, prefix=prefix)
     if kind == "pixi" and "name" not in workspace:
         workspace["name"] = model.name
     _merge_channels(workspace, data["workspace"]["channels"])
     _merge_platform(workspace, platform_entry(model), path=path)
     if model.platform_declaration.is_rich and "requires-pixi" not in workspace:
         workspace["requires-pixi"] = f">={MIN_PIXI}"
+    others = sorted(
+        {str(s) for s in map(_subdir_of, workspace["platforms"]) if s} - {model.platform}
+    )
+    base, base_prefix = root, prefix
+    notes: list[str] = []
+    if others:
+        target = _table(root, "target", path=path, prefix=prefix, super_table=True)
+        base_prefix = f"{prefix}target.{model.platform}."
+        base = _table(
+            target, model.platform, path=path, prefix=f"{prefix}target.", super_table=True
+        )
+        notes.append(
+            f"{path}: the workspace also declares {', '.join(others)}: the {model.platform} pins "
+            f"went to [{base_prefix}dependencies] and [{base_prefix}pypi-dependencies]; the "
+            "top-level tables were left as they were"
+        )
     comments = _comments(model)
     for name in ("dependencies", "pypi-dependencies"):
         if name not in data:
             continue
-        if name not in root:
+        if name not in base:
             # One parse of the whole new table: tomlkit's per-key appends are quadratic.
             snippet = "\n".join(_table_lines(name, data[name], comments[name])) + "\n"
-            root[name] = tomlkit.parse(snippet)[name]
+            base[name] = tomlkit.parse(snippet)[name]
             continue
-        table = _table(root, name, path=path, prefix=_prefix(kind))
+        table = _table(base, name, path=path, prefix=base_prefix)
         for key, value in data[name].items():
-            _upsert(table, key, value)
+            old = _upsert(table, key, value)
+            if old is not None and not _is_pin(old):
+                notes.append(
+                    f"{path}: replaced {base_prefix}{name}.{key} = {_show(old)} (not an exact "
+                    f"pin) by the exported {_show(value)}"
+                )
         for key, note in comments[name].items():
             if key in table:
                 _set_comment(table, key, note)
     if "pypi-options" in data:
-        options = _table(root, "pypi-options", path=path, prefix=_prefix(kind))
+        options = _table(root, "pypi-options", path=path, prefix=prefix)
         _merge_options(options, data["pypi-options"])
     if "activation" in data:
-        activation = _table(root, "activation", path=path, prefix=_prefix(kind), super_table=True)
-        env = _table(activation, "env", path=path, prefix=f"{_prefix(kind)}activation.")
-        for key, value in data["activation"]["env"].items():
+        activation = _table(base, "activation", path=path, prefix=base_prefix, super_table=True)
+        env = _table(activation, "env", path=path, prefix=f"{base_prefix}activation.")
+        wanted = data["activation"]["env"]
+        for key in [k for k in env if k in _OWNED_VARIABLES and k not in wanted]:
+            del env[key]  # ours, and no longer true of the environment
+        for key, value in wanted.items():
             _upsert(env, key, value)
-    return tomlkit.dumps(doc)
+    return ManifestUpdate(tomlkit.dumps(doc), tuple(notes))
+
+
+def _show(value: Any) -> str:
+    try:
+        return _value(value)
+    except TypeError:
+        return repr(value)
+
+
+def _is_pin(value: Any) -> bool:
+    """An exact pin (``==1.0``, ``{ version = "==1.0", build = ... }``) or a file/URL source:
+    what an export writes, and may replace without a note."""
+    if isinstance(value, str):
+        return value.startswith("==")
+    if isinstance(value, dict):
+        if any(key in value for key in ("path", "url", "git")):
+            return True
+        return str(value.get("version", "")).startswith("==")
+    return False
 
 
 def _prefix(kind: ManifestKind) -> str:
@@ -331,12 +416,14 @@ def _table(parent: Any, key: str, *, path: str, prefix: str, super_table: bool =
     return value
 
 
-def _upsert(table: Any, key: str, value: Any) -> None:
+def _upsert(table: Any, key: str, value: Any) -> Any:
+    """Set *key* to *value*; the plain value it replaced, or ``None`` (absent or unchanged)."""
     current = table.get(key)
     plain = current.unwrap() if isinstance(current, Item) else current
     if plain == value:
-        return  # unchanged: keep the user's exact formatting
+        return None  # unchanged: keep the user's exact formatting
     table[key] = _item(value)
+    return plain
 
 
 def _merge_channels(workspace: Any, channels: list[str]) -> None:

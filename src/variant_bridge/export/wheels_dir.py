@@ -1,0 +1,147 @@
+"""``--wheels-dir``: ship the exact variant wheels under names every installer accepts.
+
+pip (23 and 26: "not a valid wheel filename" / "Invalid build number") and uv without
+``--preview-features wheel-variants`` refuse a variant filename such as
+``tinyvar-1.0-py3-none-any-cu126.whl``, so an environment.yml whose ``pip:`` lines pin one fails at
+``conda env create``'s pip step. :func:`copy_wheels` copies each pinned variant wheel, byte for
+byte, to its non-variant filename (:attr:`WheelFilename.base`, exactly what
+``variant-bridge install`` hands to pip) in a directory, and points the export at the copies: the
+bytes, and so the ``#sha256=``, are the original's, and ``variant.json`` inside the wheel still says
+which variant it is.
+
+Each copy is written atomically and its hash checked before it takes its name; a copy already there
+with the same bytes is kept, one with other bytes is replaced only with ``overwrite``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from variant_bridge.errors import ExportError, InvalidWheelFilename, VariantBridgeError
+from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, ExportModel, PipRequirement
+from variant_bridge.filenames import WheelFilename
+
+__all__ = ["copy_wheels", "relative_reference"]
+
+
+def relative_reference(path: Path, base: Path) -> str:
+    """*path* as pixi writes a local path relative to the manifest's directory *base*
+    (``./wheels/x.whl``, ``../x.whl``); absolute when there is no relative path (other drive)."""
+    try:
+        relative = Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:
+        return str(path)
+    return relative if relative.startswith("../") else f"./{relative}"
+
+
+def _filename(url: str) -> WheelFilename:
+    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    try:
+        return WheelFilename.parse(name)
+    except InvalidWheelFilename as e:
+        raise ExportError(f"cannot copy {url}: {e}") from e
+
+
+def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
+    """A local file with the wheel's bytes: the file itself, or a hash-checked download."""
+    if url.startswith("file:"):
+        from variant_bridge.indexes.download import url_to_path
+
+        path = url_to_path(url)
+        if not path.is_file():
+            raise ExportError(
+                f"cannot copy {requirement.name} {requirement.version} "
+                f"[{requirement.label}]: {path} does not exist any more"
+            )
+        return path
+    from variant_bridge.indexes import Candidate
+    from variant_bridge.indexes.download import download
+
+    candidate = Candidate(_filename(url), url, url, requirement.sha256)
+    try:
+        return download(candidate, scratch)
+    except VariantBridgeError as e:
+        raise ExportError(f"cannot copy {requirement.name} {requirement.version}: {e}") from e
+
+
+def _copy(
+    requirement: PipRequirement, directory: Path, scratch: Path, *, overwrite: bool
+) -> tuple[Path, str]:
+    from variant_bridge.atomic import HashMismatch, NotRegularFileError, copy_atomic
+    from variant_bridge.indexes.download import file_sha256
+
+    assert requirement.url is not None
+    url = requirement.url
+    target = directory / _filename(url).base
+    source = _source(requirement, url, scratch)
+    wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
+    try:
+        if target.is_file():
+            existing = file_sha256(target)
+            if existing == (requirement.sha256 or file_sha256(source)):
+                return target, existing  # already there, same bytes
+            if not overwrite:
+                raise ExportError(
+                    f"{str(target)!r} exists with other content (sha256 {existing}); pass "
+                    f"--force to replace it with {wheel}"
+                )
+        sha256 = copy_atomic(source, target, sha256=requirement.sha256, overwrite=True)
+    except HashMismatch as e:
+        raise ExportError(
+            f"cannot copy {wheel}: {e.source} has sha256 {e.actual}, but the export pins "
+            f"{e.expected} (nothing was copied)"
+        ) from e
+    except NotRegularFileError as e:
+        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: it is {e.kind}") from e
+    except OSError as e:
+        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e.strerror or e}") from e
+    return target, sha256
+
+
+def copy_wheels(
+    model: ExportModel,
+    directory: str | os.PathLike[str],
+    *,
+    relative_to: str | os.PathLike[str],
+    overwrite: bool = False,
+) -> ExportModel:
+    """Copy every pinned variant wheel of *model* into *directory* under its non-variant
+    filename, and return the model with its pip lines / pixi paths pointing at the copies.
+
+    :param relative_to: the directory of the exported file (pixi paths are relative to it).
+    :param overwrite: replace a file of the same name with other bytes (``--force``).
+    :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
+        cannot be written; copies made before stay (each one complete).
+    """
+    pinned = [p for p in model.pip if p.url is not None and p.label is not None]
+    if not pinned:
+        return model
+    folder = Path(directory).absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ExportError(f"cannot create the wheels directory {str(folder)!r}: {e}") from e
+    base = Path(relative_to).absolute()
+    copies: dict[str, tuple[Path, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="vb-wheels-") as scratch:
+        for requirement in pinned:
+            copies[requirement.name] = _copy(
+                requirement, folder, Path(scratch), overwrite=overwrite
+            )
+    pip = [
+        replace(
+            requirement,
+            sha256=copies[requirement.name][1],
+            copy=str(copies[requirement.name][0]),
+            copy_relative=relative_reference(copies[requirement.name][0], base),
+        )
+        if requirement.name in copies
+        else requirement
+        for requirement in model.pip
+    ]
+    notes = tuple(n for n in model.notes if n != VARIANT_FILENAMES_NOTE)
+    return replace(model, pip=tuple(pip), notes=notes, wheels_dir=str(folder))

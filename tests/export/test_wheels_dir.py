@@ -1,0 +1,140 @@
+"""--wheels-dir: byte-identical copies under non-variant names, hash-checked, pinned instead."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.export.conftest import OVERRIDES, ExportWorld
+from variant_bridge.errors import ExportError
+from variant_bridge.export import ExportModel, copy_wheels, prepare_export
+from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
+from variant_bridge.export.wheels_dir import relative_reference
+
+pytestmark = pytest.mark.slow
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def exported(export_world: ExportWorld) -> ExportModel:
+    return prepare_export(
+        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    )
+
+
+def test_copies_are_byte_identical_under_the_non_variant_name(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path
+) -> None:
+    assert VARIANT_FILENAMES_NOTE in exported.notes
+    model = copy_wheels(exported, tmp_path / "share" / "wheels", relative_to=tmp_path / "share")
+    assert sorted(p.name for p in (tmp_path / "share" / "wheels").iterdir()) == [
+        "gpuext-0.3-py3-none-any.whl",
+        "tinyvar-1.0-py3-none-any.whl",
+    ]
+    by_name = {p.name: p for p in model.pip}
+    for name in ("gpuext", "tinyvar"):
+        requirement = by_name[name]
+        assert requirement.copy is not None
+        copy = Path(requirement.copy)
+        assert copy.read_bytes() == export_world.installed[name].read_bytes()
+        assert requirement.sha256 == sha256(copy)
+        assert requirement.copy_relative == f"./wheels/{copy.name}"
+        assert str(requirement) == f"{name} @ {copy.as_uri()}#sha256={requirement.sha256}"
+        # the faithful pin is kept
+        assert requirement.url == export_world.installed[name].as_uri()
+    assert str(by_name["plainpkg"]) == "plainpkg==2.0"  # not a variant wheel: not copied
+    assert VARIANT_FILENAMES_NOTE not in model.notes
+    assert model.wheels_dir == str(tmp_path / "share" / "wheels")
+
+
+@pytest.mark.parametrize(
+    ("existing", "overwrite", "error"),
+    [
+        ("same", False, None),  # a second export into the same folder keeps the copy
+        ("other", False, "exists with other content"),  # never replaced without --force
+        ("other", True, None),  # --force replaces it
+    ],
+)
+def test_an_existing_copy(
+    *,
+    export_world: ExportWorld,
+    exported: ExportModel,
+    tmp_path: Path,
+    existing: str,
+    overwrite: bool,
+    error: str | None,
+) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    copy = wheels / "tinyvar-1.0-py3-none-any.whl"
+    source = export_world.installed["tinyvar" if existing == "same" else "gpuext"]
+    shutil.copy(source, copy)
+    before = copy.read_bytes()
+    if error is not None:
+        with pytest.raises(ExportError, match=error):
+            copy_wheels(exported, wheels, relative_to=tmp_path, overwrite=overwrite)
+        assert copy.read_bytes() == before
+    else:
+        copy_wheels(exported, wheels, relative_to=tmp_path, overwrite=overwrite)
+        assert copy.read_bytes() == export_world.installed["tinyvar"].read_bytes()
+
+
+def test_a_wheel_whose_bytes_changed_is_not_copied(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    changed = tmp_path / "src" / export_world.installed["tinyvar"].name
+    changed.parent.mkdir()
+    shutil.copy(export_world.installed["gpuext"], changed)
+    pip = tuple(
+        dataclasses.replace(p, url=changed.as_uri()) if p.name == "tinyvar" else p
+        for p in exported.pip
+    )
+    model = dataclasses.replace(exported, pip=pip)
+    with pytest.raises(ExportError) as info:
+        copy_wheels(model, tmp_path / "wheels", relative_to=tmp_path)
+    message = str(info.value)
+    assert f"has sha256 {sha256(changed)}" in message
+    assert sha256(export_world.installed["tinyvar"]) in message
+    assert not (tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "base", "expected"),
+    [
+        ("/p/share/wheels/a.whl", "/p/share", "./wheels/a.whl"),  # beside the manifest
+        ("/p/wheels/a.whl", "/p/share", "../wheels/a.whl"),  # pixi accepts ../ too
+        ("/p/share/a.whl", "/p/share", "./a.whl"),
+    ],
+)
+def test_relative_reference(path: str, base: str, expected: str) -> None:
+    assert relative_reference(Path(path), Path(base)) == expected
+
+
+def test_a_remote_wheel_is_downloaded_for_its_copy(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from tests.worlds.index_server import IndexServer
+
+    wheel = export_world.installed["tinyvar"]
+    with IndexServer(export_world.wheels) as index:
+        url = index.file_url(wheel.name)
+        pip = tuple(
+            dataclasses.replace(p, url=url) if p.name == "tinyvar" else p for p in exported.pip
+        )
+        model = copy_wheels(
+            dataclasses.replace(exported, pip=pip), tmp_path / "wheels", relative_to=tmp_path
+        )
+        assert f"/files/{wheel.name}" in index.paths_requested("/files/")
+    [tinyvar] = [p for p in model.pip if p.name == "tinyvar"]
+    assert (tinyvar.url, tinyvar.copy_relative) == (url, "./wheels/tinyvar-1.0-py3-none-any.whl")
+    assert (tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl").read_bytes() == wheel.read_bytes()
