@@ -116,6 +116,7 @@ def _summary(env: Environment, target: TargetPython, policy: str) -> str:
 
 
 def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
+    sys.stdout.flush()  # keep the report and the warnings in order when both go to one pipe
     for choice in choices:
         for duplicate in choice.duplicates:
             click.echo(f"warning: {duplicate.message}", err=True)
