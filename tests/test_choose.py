@@ -198,3 +198,18 @@ def test_remote_requirements_are_read_from_the_downloaded_wheel(
     )
     assert [d.conda for d in with_download.duplicates] == ["libcublas"]
     assert (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").is_file()  # install reuses it
+
+
+def test_the_highest_version_with_a_wheel_for_the_target_is_chosen(tmp_path: Path) -> None:
+    # 2.0 only has Windows wheels; a linux-64 target gets 1.0, as pip would choose, and is told why.
+    make_wheel(tmp_path, "tagged", "1.0")
+    make_wheel(tmp_path, "tagged", "2.0", tags="cp312-cp312-win_amd64")
+    (choice,) = choose(["tagged"], env=_env(None), python=PY, find_links=[tmp_path])
+    assert choice.files.version == "1.0"
+    assert (
+        "tagged-2.0-cp312-cp312-win_amd64.whl",
+        "no wheel of 2.0 fits the target's platform tags",
+    ) in choice.files.skipped
+    (pinned,) = choose(["tagged==2.0"], env=_env(None), python=PY, find_links=[tmp_path])
+    assert pinned.selected is None  # a pin is honoured, and the mismatch explained
+    assert "built for Windows, the target is Linux" in pinned.failure()

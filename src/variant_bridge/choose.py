@@ -295,6 +295,7 @@ def choose(
             version=str(requirement.specifier) or None,
             python_version=python.version,
             cache_dir=cache_dir,
+            tags=tags,
         )
         if not files.candidates:
             raise SelectionError(f"no wheels for {text} in {', '.join(files.sources)}")

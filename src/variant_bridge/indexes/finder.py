@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -237,7 +238,13 @@ def _gather(
 
 
 def _choose_version(
-    project: str, listing: _Listing, spec: SpecifierSet, where: str, notes: Sequence[str]
+    project: str,
+    listing: _Listing,
+    spec: SpecifierSet,
+    where: str,
+    notes: Sequence[str],
+    *,
+    tags: frozenset[Tag] | None = None,
 ) -> tuple[Version, list[_Wheel], list[tuple[str, str]]]:
     """Pick the version and its wheels; return them with the files worth reporting as skipped."""
     if listing.empty:
@@ -263,6 +270,14 @@ def _choose_version(
         reasons += [(w.file.filename, _yanked_reason(w.file.yanked)) for w in yanked]
         detail = f": {_join_reasons(reasons)}" if reasons else ""
         raise SelectionError(f"no usable wheel for {project!r} in {where}{detail}")
+    passed_over: list[_Wheel] = []
+    if tags is not None:
+        # As pip does: the highest version with a wheel for the target. When none has one, keep
+        # the highest anyway so that selection can say why each of its files does not fit.
+        fitting = {w.version for w in usable if w.version in versions and w.filename.tags & tags}
+        if fitting:
+            passed_over = [w for w in usable if w.version > max(fitting) and w.version in versions]
+            versions = fitting
     chosen = max(versions)
     chosen_wheels = [w for w in usable if w.version == chosen]
     if not chosen_wheels:  # an exact pin of a version whose every wheel is yanked
@@ -277,6 +292,10 @@ def _choose_version(
         (w.file.filename, _yanked_reason(w.file.yanked))
         for w in yanked
         if w not in chosen_wheels and relevant(w.version)
+    ]
+    skipped += [
+        (w.file.filename, f"no wheel of {w.version} fits the target's platform tags")
+        for w in passed_over
     ]
     return chosen, chosen_wheels, sorted(skipped)
 
@@ -405,6 +424,7 @@ def find_candidates(
     version: str | None = None,
     python_version: str,
     cache_dir: Path | None = None,
+    tags: Iterable[Tag] | None = None,
 ) -> PackageFiles:
     """The wheels of the best version of *project* and their variant metadata.
 
@@ -416,6 +436,8 @@ def find_candidates(
     :param python_version: the target interpreter's version, for ``requires-python``.
     :param cache_dir: where remote variant wheels are downloaded when their metadata must be
         read from inside them; ``None`` means a temporary directory removed afterwards.
+    :param tags: the target interpreter's tags: the version chosen is then the highest with a
+        wheel for them (older versions are not considered when no version has one).
     :raises SelectionError: no files for the project, or none usable (the message lists why).
     :raises IndexError_: a source cannot be read (naming the URL or path and the reason).
     :raises InvalidMetadata: a ``variants.json`` or ``variant.json`` is malformed (naming it).
@@ -437,7 +459,8 @@ def find_candidates(
     listing = _Listing(canonical, python, python_version)
     sources, notes = _gather(canonical, listing, find_links, index_urls)
     where = ", ".join(sources)
-    chosen, wheels, skipped = _choose_version(canonical, listing, spec, where, notes)
+    target = frozenset(tags) if tags is not None else None
+    chosen, wheels, skipped = _choose_version(canonical, listing, spec, where, notes, tags=target)
 
     files = sorted((f for v, f in listing.variants_files if v == chosen), key=lambda f: f.filename)
     meta, meta_where = _read_variants_files(files)
