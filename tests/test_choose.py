@@ -115,6 +115,7 @@ def test_no_duplicates_without_the_conda_library(wheels: Path) -> None:
     (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
     assert choice.duplicates == ()
     assert choice.requirements == ("nvidia-cublas-cu12==12.6.4.1", "numpy>=1")
+    assert choice.to_json()["requirements_checked"] is True
 
 
 def test_nothing_compatible_lists_every_rejection(tmp_path: Path) -> None:
@@ -193,6 +194,7 @@ def test_remote_requirements_are_read_from_the_downloaded_wheel(
     env = _env("12.9", "12.6", cublas)
     (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
     assert without.requirements is None  # no PEP 658 metadata and no download allowed
+    assert without.to_json()["requirements_checked"] is False  # so no clean bill in --json
     (with_download,) = choose(
         ["gpupkg"], env=env, python=PY, index_urls=[index.url], download_to=tmp_path
     )

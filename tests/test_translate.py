@@ -981,6 +981,8 @@ IGNORED = [
     ),  # no toolkit: no PyPI name
     (["libcublas=12.6.77", "cuda-version=12.6"], []),  # with one: nvidia-cublas-cu12
     (["__cuda=12.8", " numpy 2.0 "], [("numpy 2.0", "not a virtual package")]),  # as written
+    (["__foo=1"], [("__foo=1", "no variant property depends on __foo")]),  # unknown virtual package
+    (["__unix=0", "__glibc=2.28"], []),  # known ones are facts, not noise
 ]
 
 

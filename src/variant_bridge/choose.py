@@ -119,6 +119,9 @@ class PackageChoice:
             ],
             "skipped": [{"filename": name, "reason": why} for name, why in self.files.skipped],
             "duplicates": [d.to_json() for d in self.duplicates],
+            # False when the chosen wheel's requirements could not be read without downloading
+            # it (an index without PEP 658 metadata): `duplicates` is then not a clean bill.
+            "requirements_checked": self.selected is None or self.requirements is not None,
         }
 
 

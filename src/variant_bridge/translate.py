@@ -1042,6 +1042,7 @@ def read_conda_specs(
     info = tables.platform.subdir(platform)
 
     seen: dict[str, str] = {}
+    ignored: list[tuple[str, str]] = []
     virtual: list[VirtualPackage] = []
     records: list[tuple[str, CondaRecord]] = []
     toolkits: dict[str, Toolkit] = {}
@@ -1051,6 +1052,9 @@ def read_conda_specs(
             raise InvalidTarget(f"{name} given twice: {quote(seen[name])} and {quote(text)}")
         seen[name] = text
         if name.startswith("__"):
+            if name not in _KNOWN_VIRTUAL and name not in VERSION_SHAPES:
+                # Kept as declared (conda would see it), but no variant namespace reads it.
+                ignored.append((text.strip(), f"no variant property depends on {name}"))
             virtual.append(
                 _declared_virtual(
                     text,
@@ -1077,7 +1081,6 @@ def read_conda_specs(
 
     toolkit = next((toolkits[p] for p in tables.nvidia.toolkit_packages if p in toolkits), None)
     kept: list[CondaRecord] = []
-    ignored: list[tuple[str, str]] = []
     for text, record in records:
         reason = _ignored_reason(record.name, toolkit, tables)
         if reason is None:
@@ -1102,6 +1105,10 @@ def read_conda_specs(
     return CondaFacts(environment, tuple(ignored))
 
 
+# CEP 30 names that carry no version fact of their own (their presence alone is the fact).
+_KNOWN_VIRTUAL = frozenset({"__archspec", "__unix"})
+
+
 def _ignored_reason(name: str, toolkit: Toolkit | None, tables: MappingTables) -> str | None:
     """Why conda package *name* changes no supported property, or ``None`` when it does (a
     toolkit selector, or a package ``abi_dependency`` reads through names.yaml)."""
@@ -1111,7 +1118,8 @@ def _ignored_reason(name: str, toolkit: Toolkit | None, tables: MappingTables) -
     if not mappings:
         return (
             "not a virtual package, a toolkit selector "
-            f"({', '.join(tables.nvidia.toolkit_packages)}) or a package names.yaml maps to PyPI"
+            f"({', '.join(tables.nvidia.toolkit_packages)}) or a package whose PyPI name "
+            "variant-bridge knows (for abi_dependency)"
         )
     t = _major_minor(toolkit.version) if toolkit is not None else None
     majors = sorted({m.cuda_major for m in mappings if m.cuda_major is not None})

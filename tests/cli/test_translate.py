@@ -273,7 +273,7 @@ def test_from_conda_reports_an_ignored_package(cli: Cli) -> None:
         {
             "spec": "numpy=1.0",
             "reason": "not a virtual package, a toolkit selector (cuda-version, cudatoolkit) or a "
-            "package names.yaml maps to PyPI",
+            "package whose PyPI name variant-bridge knows (for abi_dependency)",
         }
     ]
     result = cli("translate", "--from-conda", "--platform", "linux-64", "numpy=1.0")
