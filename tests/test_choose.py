@@ -165,10 +165,12 @@ def test_requests_that_cannot_be_honoured(wheels: Path, requests: list[str], mes
         choose(requests, env=_env(None), python=PY, find_links=[wheels])
 
 
-@pytest.mark.parametrize("url", ["not a url", "wheels/dir", "ftp://example.org/simple"])
+@pytest.mark.parametrize(
+    "url", ["not a url", "wheels/dir", "ftp://example.org/simple", "http://[::1", "http://"]
+)
 def test_index_urls_must_be_urls(url: str) -> None:
     with pytest.raises(
-        InvalidTarget, match=r"--index-url .*: expected an http://, https:// or file:// URL"
+        InvalidTarget, match=r"index URL .*: expected an http://, https:// or file:// URL"
     ):
         choose(["gpupkg"], env=_env(None), python=PY, index_urls=[url])
 
@@ -215,3 +217,28 @@ def test_the_highest_version_with_a_wheel_for_the_target_is_chosen(tmp_path: Pat
     (pinned,) = choose(["tagged==2.0"], env=_env(None), python=PY, find_links=[tmp_path])
     assert pinned.selected is None  # a pin is honoured, and the mismatch explained
     assert "built for Windows, the target is Linux" in pinned.failure()
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "cuda", "blocks"),
+    [
+        ("gpupkg-1.0-py3-none-any-cu126.whl", "12.9", True),  # the best match is damaged
+        ("gpupkg-1.0-py3-none-any.whl", "12.9", False),  # plain wheel: ranks after cu126 anyway
+        ("gpupkg-1.0-py3-none-any-cu129.whl", "12.6", False),  # cu129 unsupported with __cuda 12.6
+        ("gpupkg-1.0-py3-none-any-null.whl", "12.9", False),  # null: ranks after cu126 anyway
+        ("gpupkg-1.0-py3-none-any-null.whl", None, True),  # without CUDA null is the best match
+    ],
+)
+def test_a_damaged_file_blocks_only_when_it_could_win(
+    tmp_path: Path, corrupt: str, cuda: str | None, blocks: bool
+) -> None:
+    make_release(tmp_path, "gpupkg", "1.0", {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"],
+                 "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6"], "null": []})  # fmt: skip
+    (tmp_path / corrupt).write_bytes(b"truncated")
+    if blocks:
+        with pytest.raises(SelectionError, match="not a readable wheel"):
+            choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
+    else:
+        (choice,) = choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
+        assert choice.selected is not None
+        assert (corrupt, "not a readable wheel") in [(n, r[:20]) for n, r in choice.files.skipped]

@@ -248,3 +248,32 @@ def test_wheels_chosen_for_another_platform_are_not_installed_here(wheels: Path)
     other = "osx-arm64" if host_subdir() != "osx-arm64" else "linux-64"
     with pytest.raises(InstallError, match=rf"chosen for {other}, but .* runs on {host_subdir()}"):
         plan_install(choices, python=target, platform=other)
+
+
+def test_pip_dry_run_says_the_real_run_replaces_the_installed_variant(
+    wheels: Path, tmp_path: Path
+) -> None:
+    target = _venv(tmp_path / "venv", with_pip=True)
+    driver_only = Environment(
+        "linux-64", (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9"))
+    )
+    install(plan_install(choose(["gpupkg"], env=driver_only, python=target, find_links=[wheels]),
+                         python=target, installer="pip", find_links=[wheels]))  # fmt: skip
+    dry = install(plan_install(choose(["gpupkg"], env=ENV, python=target, find_links=[wheels]),
+                               python=target, installer="pip", find_links=[wheels]), dry_run=True)  # fmt: skip
+    assert "the real run replaces it with the chosen file" in dry.output
+    assert _installed(target)["gpupkg"] == "cu129"  # a dry run changes nothing
+
+
+def test_a_broken_interpreter_is_reported_with_its_cause(wheels: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "python"
+    broken.write_text(
+        "#!/bin/sh\necho 'libpython3.12.so: cannot open shared object file' >&2\nexit 127\n"
+    )
+    broken.chmod(0o755)
+    target = TargetPython("3.12.7", str(broken), source="prefix")
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    with pytest.raises(
+        InstallError, match=r"cannot inspect the packages of .*: libpython3\.12\.so: cannot open"
+    ):
+        install(plan_install(choices, python=target, installer="uv", find_links=[wheels]))

@@ -107,3 +107,37 @@ def test_target_tags_for_another_python_prefer_its_own_abi() -> None:
     assert Tag("cp311", "abi3", "manylinux_2_17_x86_64") in tags
     assert Tag("cp313", "cp313", "manylinux_2_28_x86_64") not in tags
     assert tags.index(Tag("py3", "none", "any")) > tags.index(Tag("cp312", "none", "any"))
+
+
+def test_a_hanging_interpreter_times_out_and_leaves_nothing_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wrapper whose child keeps the pipes open: the whole process group must go.
+    marker = "61.25"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nsleep {marker}\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr("variant_bridge.target_python._PROBE_TIMEOUT", 1)
+    with pytest.raises(InvalidTarget, match=r"no answer within 1 s"):
+        resolve_target_python(str(fake), LINUX)
+    assert not [p for p in _command_lines() if f"sleep {marker}" in p]
+
+
+def _command_lines() -> list[str]:
+    lines = []
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(entry.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:  # the process ended meanwhile
+            continue
+    return lines
+
+
+def test_a_failing_interpreter_says_how_it_failed(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(
+        InvalidTarget, match=r"cannot run it as a Python interpreter \(exit status 3\)"
+    ):
+        resolve_target_python(str(fake), LINUX)

@@ -22,17 +22,26 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from variant_bridge.environment import CudaPolicy, Environment
-from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
+from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError, quote
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, PackageFiles, find_candidates
 from variant_bridge.indexes.download import download, fetch, url_to_path
 from variant_bridge.mappings import MappingTables, load_tables
-from variant_bridge.select import Selection, Verdict, select_wheel
+from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.properties import NULL_LABEL
+from variant_bridge.select import Selection, VariantRanker, Verdict, select_wheel
 from variant_bridge.supported import SupportedProperties
 from variant_bridge.target_python import TargetPython, target_tags
 from variant_bridge.translate import explain_unsupported, supported_properties
 
-__all__ = ["Duplicate", "PackageChoice", "choose", "parse_request", "wheel_requirements"]
+__all__ = [
+    "Duplicate",
+    "PackageChoice",
+    "check_url",
+    "choose",
+    "parse_request",
+    "wheel_requirements",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,26 +158,66 @@ def parse_request(text: str) -> Requirement:
     return requirement
 
 
-def _check_sources(index_urls: Sequence[str]) -> None:
-    for url in index_urls:
-        if urlsplit(url).scheme not in ("http", "https", "file"):
-            raise InvalidTarget(
-                f"--index-url {url!r}: expected an http://, https:// or file:// URL "
-                "(use --find-links for a directory)"
-            )
+def check_url(url: str, *, option: str = "index URL", local_ok: bool = False) -> None:
+    """Reject what is not an http(s):// or file:// URL, before anything is fetched.
+
+    :param option: how the message names the value, e.g. ``--extra-index-url``.
+    :param local_ok: a plain path is fine too (``--find-links DIR``).
+    :raises InvalidTarget: one line naming *option* and the value.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is what rejects "host:notaport"
+    except ValueError:
+        parts = None
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
+        return
+    if parts is not None and parts.scheme == "file":
+        return
+    if local_ok and "://" not in url:
+        return  # a directory (C:\\wheels included); whether it exists is checked when it is read
+    expected = "an http://, https:// or file:// URL"
+    hint = "" if local_ok else " (use --find-links for a directory)"
+    raise InvalidTarget(f"{option} {quote(url)}: expected {expected}{hint}")
 
 
-def _check_unreadable(files: PackageFiles) -> None:
-    # A damaged file of the chosen version may be the best match: choosing around it silently
-    # would install something worse without saying so.
+def _compatible_labels(
+    metadata: VariantMetadata | None, supported: SupportedProperties
+) -> frozenset[str]:
+    if metadata is None:
+        return frozenset()
+    ranker = VariantRanker(
+        supported, namespace_priorities=metadata.namespace_priorities, static=metadata.providers
+    )
+    return frozenset(d.label for d in metadata.variants if ranker.is_compatible(d))
+
+
+def _check_unreadable(
+    files: PackageFiles, selected: Candidate | None, compatible_labels: frozenset[str]
+) -> None:
+    """Refuse to choose around a damaged file of the chosen version that could have won.
+
+    A corrupt file that could never beat the selection (a plain wheel when a variant was chosen,
+    a variant the environment does not support) stays a ``skipped`` entry; one that might be the
+    best match is an error, since choosing around it would install something worse silently.
+    """
+    chosen_label = selected.label if selected is not None else None
     for name, reason in files.skipped:
         if not reason.startswith("not a readable wheel"):
             continue
         try:
-            version = WheelFilename.parse(name).version
+            wheel = WheelFilename.parse(name)
         except InvalidWheelFilename:
             continue
-        if version == files.version:
+        if wheel.version != files.version:
+            continue
+        if wheel.label is None:  # non-variant wheels rank after every variant wheel
+            harmless = chosen_label is not None
+        elif wheel.label == NULL_LABEL:  # the null variant ranks after compatible variants
+            harmless = chosen_label not in (None, NULL_LABEL)
+        else:
+            harmless = wheel.label not in compatible_labels
+        if not harmless:
             raise SelectionError(
                 f"{name} in {', '.join(files.sources)}: {reason}; replace or remove it "
                 "(it may be the best match for this environment)"
@@ -276,7 +325,10 @@ def choose(
     """
     if not find_links and not index_urls:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
-    _check_sources(index_urls)
+    for url in index_urls:
+        check_url(url)
+    for location in find_links:
+        check_url(os.fspath(location), option="--find-links", local_ok=True)
     requirements_ = [parse_request(text) for text in requests]
     seen: set[str] = set()
     for requirement in requirements_:
@@ -302,7 +354,6 @@ def choose(
         )
         if not files.candidates:
             raise SelectionError(f"no wheels for {text} in {', '.join(files.sources)}")
-        _check_unreadable(files)
         metadata = files.metadata
         selection = select_wheel(
             files.candidates,
@@ -319,6 +370,7 @@ def choose(
         selection = Selection(
             selection.selected, tuple(_reason_with_problem(v) for v in selection.verdicts)
         )
+        _check_unreadable(files, selection.selected, _compatible_labels(metadata, supported))
         requirements: tuple[str, ...] | None = None
         duplicates: tuple[Duplicate, ...] = ()
         if selection.selected is not None:

@@ -182,12 +182,18 @@ class _State:
 def _state(python: str) -> _State:
     """What the target interpreter has installed: name -> (version, variant label)."""
     try:
-        out = subprocess.run(
-            [python, "-c", _STATE], capture_output=True, text=True, check=True, timeout=120
-        ).stdout
-        data = json.loads(out)
-    except (OSError, subprocess.SubprocessError, ValueError) as e:
-        raise InstallError(f"cannot inspect the packages of {python}") from e
+        proc = subprocess.run(
+            [python, "-c", _STATE], capture_output=True, text=True, check=False, timeout=120
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
+    try:
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            raise ValueError(last)
+        data = json.loads(proc.stdout)
+    except ValueError as e:
+        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
     installed = {name: (version, label) for name, (version, label) in data["installed"].items()}
     return _State(installed, tuple(Path(p) for p in data["site"]))
 
@@ -270,18 +276,23 @@ def install(
         command = plan.command(wheels, dry_run=dry_run)
         proc = _run(command, plan.installer)
         output = (proc.stdout + proc.stderr).strip()
-        if not dry_run and plan.installer == "pip":
-            # pip keeps an installed distribution of the same version whatever file it came
-            # from (another variant label): replace exactly those, without touching their deps.
-            same = [
-                w
-                for c, w in zip(plan.candidates, wheels, strict=True)
-                if before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
-                == c.filename.version
-            ]
-            if same:
-                pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
-                _run([*pip, "--force-reinstall", *map(str, same)], plan.installer)
+        # pip keeps an installed distribution of the same version whatever file it came from
+        # (another variant label): those are replaced afterwards, without touching their deps.
+        same = [
+            (c, w)
+            for c, w in zip(plan.candidates, wheels, strict=True)
+            if before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
+            == c.filename.version
+        ]
+        if plan.installer == "pip" and same and dry_run:
+            names = ", ".join(c.name for c, _ in same)
+            output += (
+                f"\nnote: pip's dry run keeps the installed version of {names}; the real run "
+                "replaces it with the chosen file (pip install --no-deps --force-reinstall)"
+            )
+        elif plan.installer == "pip" and same:
+            pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
+            _run([*pip, "--force-reinstall", *(str(w) for _, w in same)], plan.installer)
         if not dry_run:
             after = _state(plan.python.executable)
             for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):

@@ -8,10 +8,12 @@ another platform or a prefix with another Python works.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -83,14 +85,37 @@ class TargetPython:
 
 
 def _probe(executable: str) -> TargetPython:
+    # Its own session, so that a timeout ends whatever it started too (a wrapper script's
+    # children would otherwise keep the pipes open and the wait going).
     try:
-        out = subprocess.run(
-            [executable, "-c", _PROBE], capture_output=True, text=True, timeout=30, check=True
-        ).stdout
-        data = json.loads(out)
-    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        process = subprocess.Popen(
+            [executable, "-c", _PROBE],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as e:
         raise InvalidTarget(
-            f"--python {executable!r}: cannot run it as a Python interpreter"
+            f"--python {executable!r}: cannot run it as a Python interpreter ({e.strerror or e})"
+        ) from e
+    try:
+        out, _ = process.communicate(timeout=_PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise InvalidTarget(
+            f"--python {executable!r}: no answer within {_PROBE_TIMEOUT} s; is it a Python "
+            "interpreter?"
+        ) from e
+    try:
+        if process.returncode != 0:
+            raise ValueError(f"exit status {process.returncode}")
+        data = json.loads(out)
+    except ValueError as e:
+        raise InvalidTarget(
+            f"--python {executable!r}: cannot run it as a Python interpreter ({e})"
         ) from e
     return TargetPython(
         version=data["version"],

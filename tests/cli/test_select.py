@@ -240,3 +240,31 @@ def test_install_needs_an_interpreter_not_a_version(cli: Cli, wheels: Path) -> N
     result = cli("install", "gpupkg", "-f", str(wheels), *MACHINE, "-t", "cuda=12.9")
     assert result.exit_code == 1
     assert "no interpreter to install into" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--extra-index-url", "nope"],
+            "error: --extra-index-url 'nope': expected an http://",
+        ),  # named by its option
+        (
+            ["--index-url", "http://[::1"],
+            "error: --index-url 'http://[::1': expected",
+        ),  # was an unexpected ValueError
+        (
+            ["-f", "http://[::1"],
+            "error: --find-links 'http://[::1': expected",
+        ),  # find-links URLs too
+    ],
+)
+def test_malformed_urls_are_named_by_their_option(cli: Cli, args: list[str], message: str) -> None:
+    result = cli("select", "gpupkg", *args, *MACHINE)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(message)
+
+
+def test_python_given_twice_is_a_usage_error(cli: Cli, wheels: Path) -> None:
+    result = cli("select", "gpupkg", "-f", str(wheels), "--python", "3.12", "-t", "python=3.13")
+    assert result.exit_code == 2

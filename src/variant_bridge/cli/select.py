@@ -64,11 +64,22 @@ def _choose(
     python: str | None,
     download_to: Path | None = None,
 ) -> tuple[Environment, TargetPython, tuple[PackageChoice, ...], tuple[str, ...]]:
-    from variant_bridge.choose import choose
+    from variant_bridge.choose import check_url, choose
     from variant_bridge.target_python import resolve_target_python
 
     if not find_links and index_url is None and not extra_index_urls:
         raise click.UsageError("Give at least one --find-links DIR or --index-url URL.")
+    if python is not None and any(
+        t.partition("=")[0].strip() == "python" for t in env_options.targets
+    ):
+        raise click.UsageError(
+            "Give the target Python once: --python or --target python=, not both."
+        )
+    # Named by the option that carried them, before anything is detected or fetched.
+    if index_url is not None:
+        check_url(index_url, option="--index-url")
+    for url in extra_index_urls:
+        check_url(url, option="--extra-index-url")
     env = env_options.detect()
     target = resolve_target_python(python, env, prefix=env_options.effective_prefix)
     index_urls = tuple(u for u in (index_url, *extra_index_urls) if u)
