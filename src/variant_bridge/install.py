@@ -127,8 +127,8 @@ def plan_install(
     if platform is not None and platform != host_subdir():
         raise InstallError(
             f"the wheels were chosen for {platform}, but {python.executable} runs on "
-            f"{host_subdir()}: install on a {platform} machine, or choose with --platform "
-            f"{host_subdir()}"
+            f"{host_subdir()}: install on a machine of that platform, or choose with "
+            f"--platform {host_subdir()}"
         )
     if installer is None:
         installer = "uv" if find_uv() is not None else "pip"
