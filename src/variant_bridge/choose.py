@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from variant_bridge.environment import CudaPolicy, Environment
-from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError, quote
+from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, PackageFiles, find_candidates
 from variant_bridge.indexes.download import download, fetch, url_to_path
+from variant_bridge.indexes.urls import check_find_links, check_url
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.metadata_model import VariantMetadata
 from variant_bridge.properties import NULL_LABEL
@@ -37,7 +37,6 @@ from variant_bridge.translate import explain_unsupported, supported_properties
 __all__ = [
     "Duplicate",
     "PackageChoice",
-    "check_url",
     "choose",
     "parse_request",
     "wheel_requirements",
@@ -156,29 +155,6 @@ def parse_request(text: str) -> Requirement:
             "then the extra's requirements by name"
         )
     return requirement
-
-
-def check_url(url: str, *, option: str = "index URL", local_ok: bool = False) -> None:
-    """Reject what is not an http(s):// or file:// URL, before anything is fetched.
-
-    :param option: how the message names the value, e.g. ``--extra-index-url``.
-    :param local_ok: a plain path is fine too (``--find-links DIR``).
-    :raises InvalidTarget: one line naming *option* and the value.
-    """
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - parsing the port is what rejects "host:notaport"
-    except ValueError:
-        parts = None
-    if parts is not None and parts.scheme in ("http", "https") and parts.hostname:
-        return
-    if parts is not None and parts.scheme == "file":
-        return
-    if local_ok and "://" not in url:
-        return  # a directory (C:\\wheels included); whether it exists is checked when it is read
-    expected = "an http://, https:// or file:// URL"
-    hint = "" if local_ok else " (use --find-links for a directory)"
-    raise InvalidTarget(f"{option} {quote(url)}: expected {expected}{hint}")
 
 
 def _compatible_labels(
@@ -326,9 +302,9 @@ def choose(
     if not find_links and not index_urls:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
     for url in index_urls:
-        check_url(url)
+        check_url(url, option="index URL")
     for location in find_links:
-        check_url(os.fspath(location), option="--find-links", local_ok=True)
+        check_find_links(os.fspath(location))
     requirements_ = [parse_request(text) for text in requests]
     seen: set[str] = set()
     for requirement in requirements_:

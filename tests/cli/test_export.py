@@ -300,7 +300,8 @@ def test_the_short_forms_and_help(cli: Cli, world: ExportWorld) -> None:
     result = cli("export", "--prefix", str(world.prefix), "-f", str(world.wheels), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     assert (
-        f"--find-links {world.wheels}" in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
+        f"--find-links {world.wheels.as_uri()}"
+        in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
     )
     help_text = " ".join(cli("export", "--help").stdout.split())
     assert "The pixi.lock environment. Default: 'default'." in help_text
@@ -514,5 +515,179 @@ def test_a_relative_find_links_is_written_absolute(
     result = cli("export", "--prefix", str(world.prefix), "-f", relative, env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     assert yaml.safe_load(result.stdout)["dependencies"][-1]["pip"][0] == (
-        f"--find-links {world.wheels}"
+        f"--find-links {world.wheels.as_uri()}"  # a URL: one word for pip, whatever the path
     )
+
+
+def wheels_left(share: Path) -> list[str]:
+    return sorted(str(p.relative_to(share)) for p in share.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # QA: "(nothing was changed)", but the wheel copies were there
+        (["-o", "{share}/nodir/e.yml"], "does not exist (nothing was changed)"),
+        (["--update", "{share}/missing.toml"], "does not exist; --update edits"),
+        (["--update", "{share}/broken.toml"], "not valid TOML"),
+        (["--update", "{share}/array.toml"], "dependencies must be a table"),  # found by apply
+    ],
+)
+def test_a_failed_export_leaves_no_wheel_copies(
+    cli: Cli, world: ExportWorld, tmp_path: Path, options: list[str], message: str
+) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "broken.toml").write_text("[workspace\n")
+    (share / "array.toml").write_text('dependencies = []\n[workspace]\nplatforms = ["linux-64"]\n')
+    before = wheels_left(share)
+    extra = [o.format(share=share) for o in options]
+    result = cli(*args(world, *extra, "--wheels-dir", str(share / "s10" / "w")), env=OVERRIDES)
+    assert result.exit_code == 1
+    assert message in one_error_line(result.stderr)
+    assert wheels_left(share) == before  # no s10/, no s10/w/, no copies
+
+
+def test_a_write_failure_after_the_copies_removes_them(
+    cli: Cli, world: ExportWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    share = tmp_path / "share"
+    (share / "wheels").mkdir(parents=True)
+    kept = share / "wheels" / "tinyvar-1.0-py3-none-any.whl"
+    shutil.copy(world.installed["tinyvar"], kept)  # there before: the same bytes, kept
+
+    def disk_full(temporary: Path, written: int) -> None:
+        if temporary.name.startswith(".environment.yml."):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "fault_hook", disk_full)
+    target = share / "environment.yml"
+    result = cli(
+        *args(world, "-o", str(target), "--wheels-dir", str(share / "wheels")), env=OVERRIDES
+    )
+    assert result.exit_code == 1
+    assert "No space left on device" in one_error_line(result.stderr)
+    assert wheels_left(share) == ["wheels", "wheels/tinyvar-1.0-py3-none-any.whl"]
+    assert kept.read_bytes() == world.installed["tinyvar"].read_bytes()
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_a_find_links_directory_with_a_space_installs(
+    cli: Cli, world: ExportWorld, tmp_path: Path, installer: str
+) -> None:
+    # QA: `--find-links /tmp/qa/my wheels` was written bare; pip splits the option line there
+    wheels = tmp_path / "my wheels#1"
+    shutil.copytree(world.wheels, wheels)
+    share = tmp_path / "share"
+    share.mkdir()
+    target = share / "environment.yml"
+    options = ["-o", str(target), "--wheels-dir", str(share / "wheels")]
+    result = cli(
+        "export", "--prefix", str(world.prefix), "-f", str(wheels), *options, env=OVERRIDES
+    )
+    assert result.exit_code == 0, result.stderr
+    pip_lines = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
+    assert pip_lines[0] == f"--find-links {wheels.as_uri()}"
+    assert "%20" in pip_lines[0]
+    python = venv_python(tmp_path / "venv", with_pip=installer == "pip")
+    # plainpkg==2.0 is found only through the find-links line (--no-index)
+    assert conda_pip_step(installer, share, pip_lines, python) == ""
+    assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
+
+
+def test_a_stale_conda_prefix_is_named_as_the_variable(cli: Cli, tmp_path: Path) -> None:
+    # QA: "error: --prefix /gone: no such directory", naming an option nobody passed
+    gone = tmp_path / "gone"
+    result = cli("export", env={**OVERRIDES, "CONDA_PREFIX": str(gone)})
+    assert result.exit_code == 1
+    line = one_error_line(result.stderr)
+    assert f"$CONDA_PREFIX={gone}" in line
+    assert "(unset it or pass --prefix)" in line
+    assert "--prefix " + str(gone) not in line
+
+
+@pytest.mark.parametrize(
+    ("option", "path"),
+    [
+        ("--prefix", "file.txt"),  # QA: exit 2 with click's usage text (file_okay=False)
+        ("--lockfile", "."),  # QA: likewise (dir_okay=False)
+    ],
+)
+def test_a_prefix_or_lockfile_of_the_wrong_kind_is_one_line(
+    cli: Cli, tmp_path: Path, option: str, path: str
+) -> None:
+    (tmp_path / "file.txt").write_text("not a prefix\n")
+    result = cli("export", option, str(tmp_path / path), env=OVERRIDES)
+    assert result.exit_code == 1, result.stderr
+    assert str(tmp_path) in one_error_line(result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # QA: "error: unexpected ValueError: Invalid IPv6 URL"
+        (["--index-url", "http://[::1"], "--index-url 'http://[::1': expected an http://"),
+        (["--extra-index-url", "http://[::1"], "--extra-index-url 'http://[::1': expected"),
+        (["-f", "http://[::1"], "--find-links 'http://[::1': expected a directory or an http"),
+        (["--index-url", "http://"], "--index-url 'http://': expected"),  # QA: became http:/pkg/
+        (["--extra-index-url", "nope"], "--extra-index-url 'nope': expected an http://, https://"),
+        (["--index-url", "ftp://x/simple"], "--index-url 'ftp://x/simple': expected"),
+        (["--index-url", "http://host:port/simple"], "--index-url 'http://host:port/simple'"),
+        (["--index-url", "https://x/my index"], "percent-encode it"),  # pip would split it
+    ],
+)
+def test_a_malformed_url_is_refused_naming_the_option(
+    cli: Cli, world: ExportWorld, options: list[str], message: str
+) -> None:
+    result = cli("export", "--prefix", str(world.prefix), *options, env=OVERRIDES)
+    assert result.exit_code == 1, result.stderr
+    assert message in one_error_line(result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "--name '': expected a non-empty environment name"),  # QA: silently became `env`
+        ("a: b\nc", "':' is not allowed"),  # QA: written as-is; conda rejects it
+        ("ml/gpu", "'/' is not allowed"),
+        ("gpu#1", "'#' is not allowed"),
+        ("my env", "' ' is not allowed"),  # conda refuses spaces too
+    ],
+)
+def test_an_invalid_name_is_refused(
+    cli: Cli, world: ExportWorld, tmp_path: Path, name: str, message: str
+) -> None:
+    target = tmp_path / "e.yml"
+    result = cli(*args(world, "--name", name, "-o", str(target)), env=OVERRIDES)
+    assert result.exit_code == 1, result.stderr
+    assert message in one_error_line(result.stderr)
+    assert not target.exists()
+
+
+def test_a_prefix_directory_name_conda_refuses_becomes_a_valid_name(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    spaced = tmp_path / "my gpu env"
+    shutil.copytree(world.prefix, spaced, symlinks=True)
+    result = cli(*args(world, prefix=spaced), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["name"] == "my-gpu-env"
+
+
+def test_a_plain_wheel_from_another_index_is_noted(
+    cli: Cli, world: ExportWorld, prefix: Path
+) -> None:
+    # What `variant-bridge install plainpkg --index-url http://127.0.0.1:.../simple` records.
+    url = "http://127.0.0.1:8765/files/plainpkg-2.0-py3-none-any.whl"
+    [dist_info] = (prefix / "lib").glob("python3*/site-packages/plainpkg-*.dist-info")
+    sha256 = hashlib.sha256(world.installed["plainpkg"].read_bytes()).hexdigest()
+    (dist_info / "direct_url.json").write_text(
+        json.dumps({"url": url, "archive_info": {"hashes": {"sha256": sha256}}})
+    )
+    result = cli(*args(world, prefix=prefix), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert "plainpkg==2.0" in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
+    note = f"plainpkg 2.0 was installed from {url}, not from PyPI"
+    assert f"note: {note}" in result.stderr
+    assert note in " ".join(result.stdout.replace("# ", "").split())
+    assert "--index-url" in result.stderr.split(note, 1)[1].splitlines()[0]

@@ -165,3 +165,23 @@ def test_a_copied_wheel_is_the_pip_line_and_the_original_stays_in_the_header() -
     assert "byte-identical copies of the variant wheels in /share/wheels" in header
     assert f"{TORCH_ORIGIN.url}#sha256={'ab' * 32}" in header  # the faithful pin
     assert torch.reference == f"torch @ {TORCH_ORIGIN.url}#sha256={'ab' * 32}"
+
+
+@pytest.mark.parametrize(
+    ("python_packages", "claims_variants"),
+    [
+        ((), False),  # QA: no pip section, yet "The variant wheels in the pip section were..."
+        ((NUMPY,), False),  # plain wheels only
+        (None, True),  # torch [cu126]: the claim is true
+    ],
+)
+def test_the_header_claims_variant_wheels_only_when_there_are_some(
+    python_packages: tuple[object, ...] | None, claims_variants: bool
+) -> None:
+    env = {} if python_packages is None else {"python_packages": python_packages}
+    text = render(model(env=env))
+    assert ("variant wheels in the pip section were chosen" in text) is claims_variants
+    assert ("has no variant wheels; the bridged view when it was exported:" in text) is not (
+        claims_variants
+    )
+    assert "#   driver: __cuda=12.9 (CONDA_OVERRIDE_CUDA)" in text  # the view is still stated

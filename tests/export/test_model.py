@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.export.snapshots import CF, HOST, NUMPY, RECORDS, TORCH_ORIGIN, environment
+from tests.export.snapshots import (
+    CF,
+    HOST,
+    NUMPY,
+    RECORDS,
+    TORCH_CU126,
+    TORCH_ORIGIN,
+    environment,
+)
 from variant_bridge.environment import (
     CondaRecord,
     Environment,
@@ -191,8 +199,69 @@ def test_pip_lines() -> None:
     ]
     assert model.index_options.pip_lines() == (
         "--index-url https://pypi.example/simple",
-        "--find-links /wheels",
+        "--find-links file:///wheels",
     )
+
+
+@pytest.mark.parametrize(
+    ("location", "line"),
+    [
+        ("/srv/my wheels", "--find-links file:///srv/my%20wheels"),  # QA: pip split it in two
+        ("/srv/wheels#1", "--find-links file:///srv/wheels%231"),  # " #" would start a comment
+        ("https://x.example/links/", "--find-links https://x.example/links/"),  # URLs unchanged
+        ("file:///srv/w", "--find-links file:///srv/w"),
+        ("rel dir", "--find-links 'rel dir'"),  # no URL form: quoted as shlex (pip) reads it
+    ],
+)
+def test_find_links_lines_are_one_word_for_pip(location: str, line: str) -> None:
+    import shlex
+
+    [written] = IndexOptions(None, (), (location,)).pip_lines()
+    assert written == line
+    assert len(shlex.split(written)) == 2  # pip's requirements-file parser: option + value
+
+
+PIP_FILE = "https://files.pythonhosted.org/packages/ab/cd/numpy-2.1.0-cp312-none-any.whl"
+LOCAL_INDEX = "http://127.0.0.1:8765/files/numpy-2.1.0-py3-none-any.whl"
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "location", "options", "noted"),
+    [
+        # QA: installed from a private index, exported as a bare numpy==2.1.0
+        (LOCAL_INDEX, None, IndexOptions(), True),
+        (LOCAL_INDEX, None, IndexOptions(None, (), ("https://x.example/links/",)), True),
+        # the index it came from is in the export: nothing to say
+        (LOCAL_INDEX, None, IndexOptions("http://127.0.0.1:8765/simple"), False),
+        (LOCAL_INDEX, None, IndexOptions(None, ("http://127.0.0.1:8765/simple",)), False),
+        (PIP_FILE, None, IndexOptions(), False),  # PyPI's own files host
+        ("file:///wheels/numpy-2.1.0-py3-none-any.whl", None, IndexOptions(), False),
+        (None, None, IndexOptions(), False),  # no direct_url.json: nothing known
+        (None, LOCAL_INDEX, IndexOptions(), True),  # a pixi.lock entry's URL
+    ],
+)
+def test_a_plain_wheel_from_another_index_is_noted(
+    direct_url: str | None, location: str | None, options: IndexOptions, noted: bool
+) -> None:
+    numpy = PythonDistribution(
+        "numpy",
+        "2.1.0",
+        location=location or "/env/site-packages/numpy-2.1.0.dist-info",
+        direct_url=direct_url,
+    )
+    env = environment(python_packages=(TORCH_CU126, numpy))
+    model = build_export(env, name="env", origins=(TORCH_ORIGIN,), index_options=options)
+    assert "numpy==2.1.0" in [str(p) for p in model.pip]  # still name==version
+    notes = [n for n in model.notes if n.startswith("numpy 2.1.0 was installed from")]
+    assert bool(notes) is noted
+    if noted:
+        assert notes == [
+            (
+                f"numpy 2.1.0 was installed from {LOCAL_INDEX}, not from PyPI, but is exported "
+                "as numpy==2.1.0, which is looked up on PyPI: pass the index it came from with "
+                "--index-url or --extra-index-url"
+            )
+        ]
 
 
 @pytest.mark.parametrize(

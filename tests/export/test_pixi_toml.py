@@ -368,3 +368,66 @@ def test_a_project_table_is_updated_in_place_of_workspace() -> None:
     data = loads(after)
     assert "workspace" not in data
     assert data["project"]["platforms"][0]["cuda"]["driver"] == "12.6"  # type: ignore[index]
+
+
+def test_the_header_claims_variant_wheels_only_when_there_are_some() -> None:
+    plain = render(model(env={"python_packages": (NUMPY,)}))
+    assert "were chosen for this bridged view" not in plain  # QA: said with no variant wheel
+    assert "has no variant wheels; the bridged view when it was exported:" in plain
+    assert "The variant wheels in [pypi-dependencies] were chosen" in render(model())
+
+
+def add_platform(text: str, platform: str) -> str:
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    doc["workspace"]["platforms"].insert(0, platform)  # type: ignore[index,union-attr]
+    return tomlkit.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "new",  # QA: `export -o pixi.toml`, then osx-arm64 added by hand, then --update
+        "updated",  # the single-platform pins an earlier --update wrote (tomlkit's spacing)
+    ],
+)
+def test_adding_a_platform_moves_the_exports_own_top_level_pins(first: str) -> None:
+    # QA: the pins went to [target.linux-64.*] but the first export's top-level pins stayed
+    # (and applied to osx-arm64 too)
+    if first == "new":
+        text = render(model())
+    else:
+        text = update('[workspace]\nplatforms = ["linux-64"]\n', model(), kind="pixi")
+    text = add_platform(text, "osx-arm64")
+    text = text.replace("[dependencies]\n", '[dependencies]\nrich = "*"\n', 1)
+    result = apply(text, model(), kind="pixi", path="/proj/pixi.toml")
+    data: dict[str, Any] = loads(result.text)
+    # ours (identical to what this export writes for linux-64) moved to the target tables
+    assert data["dependencies"] == {"rich": "*"}  # the user's entry stays
+    assert "pypi-dependencies" not in data  # emptied by us, removed
+    assert "activation" not in data
+    linux = data["target"]["linux-64"]
+    assert linux["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
+    assert linux["pypi-dependencies"] == {"numpy": "==2.1.0", "torch": {"url": TORCH_ORIGIN.url}}
+    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
+    [note] = result.notes
+    assert "this export's earlier top-level pins moved there too" in note
+    assert "dependencies.python" in note
+    assert "activation.env.NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in note
+    assert apply(result.text, model(), kind="pixi").text == result.text  # idempotent
+
+
+def test_top_level_entries_that_differ_from_the_export_are_left_alone() -> None:
+    text = (
+        '[workspace]\nplatforms = ["linux-64", "osx-arm64"]\n'
+        '[dependencies]\npython = { version = "==3.12.6", build = "h0_0_cpython" }\n'
+        '[pypi-dependencies]\nnumpy = "==2.0.0"\n'
+        '[activation.env]\nNV_VARIANT_PROVIDER_FORCE_SM_ARCH = "8.0"\nOTHER = "1"\n'
+    )
+    result = apply(text, model(), kind="pixi")
+    data: dict[str, Any] = loads(result.text)
+    assert data["dependencies"] == {"python": {"version": "==3.12.6", "build": "h0_0_cpython"}}
+    assert data["pypi-dependencies"] == {"numpy": "==2.0.0"}
+    assert data["activation"]["env"] == {"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "8.0", "OTHER": "1"}
+    assert "the top-level tables were left as they were" in result.notes[0]

@@ -105,7 +105,7 @@ def test_every_pip_line_parses_and_direct_references_hash_to_their_files(
         prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
     )
     lines = pip_lines(render(model, "environment-yml"))
-    assert lines[0] == f"--find-links {export_world.wheels}"
+    assert lines[0] == f"--find-links {export_world.wheels.as_uri()}"
     requirements = [Requirement(line) for line in lines if not line.startswith("--")]
     by_name = {canonicalize_name(r.name): r for r in requirements}
     assert set(by_name) == {"gpuext", "plainpkg", "tinyvar"}

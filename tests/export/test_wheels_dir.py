@@ -10,7 +10,7 @@ import pytest
 
 from tests.export.conftest import OVERRIDES, ExportWorld
 from variant_bridge.errors import ExportError
-from variant_bridge.export import ExportModel, copy_wheels, prepare_export
+from variant_bridge.export import ExportModel, copied_wheels, copy_wheels, prepare_export
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
 from variant_bridge.export.wheels_dir import relative_reference
 
@@ -138,3 +138,58 @@ def test_a_remote_wheel_is_downloaded_for_its_copy(
     [tinyvar] = [p for p in model.pip if p.name == "tinyvar"]
     assert (tinyvar.url, tinyvar.copy_relative) == (url, "./wheels/tinyvar-1.0-py3-none-any.whl")
     assert (tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl").read_bytes() == wheel.read_bytes()
+
+
+def test_a_failed_copy_removes_the_copies_and_folders_it_made(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    # gpuext is copied first, then tinyvar's file turns out to have other bytes
+    changed = tmp_path / "src" / export_world.installed["tinyvar"].name
+    changed.parent.mkdir()
+    shutil.copy(export_world.installed["gpuext"], changed)
+    pip = tuple(
+        dataclasses.replace(p, url=changed.as_uri()) if p.name == "tinyvar" else p
+        for p in exported.pip
+    )
+    with pytest.raises(ExportError, match="has sha256"):
+        copy_wheels(
+            dataclasses.replace(exported, pip=pip), tmp_path / "a" / "b", relative_to=tmp_path
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no a/, a/b/, gpuext copy
+
+
+@pytest.mark.parametrize(
+    "existing",
+    [
+        None,  # a new folder: removed with the copies
+        "same",  # a copy with the same bytes was there before: kept
+    ],
+)
+def test_copied_wheels_removes_its_copies_when_the_export_fails(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path, existing: str | None
+) -> None:
+    wheels = tmp_path / "share" / "wheels"
+    before: list[str] = []
+    if existing is not None:
+        wheels.mkdir(parents=True)
+        shutil.copy(export_world.installed["tinyvar"], wheels / "tinyvar-1.0-py3-none-any.whl")
+        before = ["share", "share/wheels", "share/wheels/tinyvar-1.0-py3-none-any.whl"]
+    share = tmp_path / "share"
+    seen: list[str] = []
+
+    def write_export(model: ExportModel) -> None:
+        seen.extend(sorted(Path(p.copy).name for p in model.pip if p.copy))
+        raise OSError("disk full")  # writing the export failed
+
+    with (
+        pytest.raises(OSError, match="disk full"),
+        copied_wheels(exported, wheels, relative_to=share) as copied,
+    ):
+        write_export(copied)
+    assert seen == ["gpuext-0.3-py3-none-any.whl", "tinyvar-1.0-py3-none-any.whl"]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    with copied_wheels(exported, wheels, relative_to=share):
+        pass  # success keeps them
+    assert len(list(wheels.iterdir())) == 2

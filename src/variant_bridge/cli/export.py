@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -57,12 +58,13 @@ def _command_line(params: dict[str, Any]) -> str:
 @click.command(short_help="Write the environment as environment.yml or pixi.toml.")
 @click.option(
     "--prefix",
-    type=click.Path(file_okay=False, path_type=Path),
+    # Not file_okay=False: detection says what is wrong with a file, in one line (exit 1).
+    type=click.Path(path_type=Path),
     help="The conda prefix to export. Default: $CONDA_PREFIX.",
 )
 @click.option(
     "--lockfile",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # likewise: a directory is detection's error
     help="Export a pixi.lock environment instead of a prefix.",
 )
 @click.option(
@@ -188,10 +190,12 @@ def export(
     from variant_bridge import __version__
     from variant_bridge.export import (
         check_target,
-        copy_wheels,
+        copied_wheels,
         prepare_export,
+        read_manifest,
         render,
         update_manifest,
+        update_manifest_text,
         write_export,
     )
 
@@ -210,9 +214,11 @@ def export(
         raise click.UsageError(
             "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
         )
+    # Fail before reading the environment or copying a wheel: the output target is checked (and
+    # again, atomically, when written), the manifest to update is read and parsed.
     if output is not None:
-        # Fail before reading anything: the same checks are repeated atomically at write time.
         check_target(output, force=force)
+    manifest = read_manifest(update) if update is not None else None
 
     params = click.get_current_context().params
     model = prepare_export(
@@ -232,27 +238,34 @@ def export(
         producer=f"variant-bridge {__version__}: {_command_line(params)}",
     )
 
+    if update is not None and wheels_dir is not None:
+        assert manifest is not None
+        # A dry run: a table of the wrong type fails here, before any wheel is copied.
+        update_manifest_text(manifest, model, path=str(update))
+
+    written: str | None = None
+    changed = True
+    copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
     if wheels_dir is not None:
         destination = update or output
         # pixi paths are relative to the manifest; stdout is taken to land in the current folder.
-        model = copy_wheels(
+        copies = copied_wheels(
             model,
             wheels_dir,
             relative_to=destination.absolute().parent if destination else Path.cwd(),
             overwrite=force,
         )
-
-    written: str | None = None
-    changed = True
-    notes = list(model.notes)
-    if update is not None:
-        result = update_manifest(update, model)
-        changed = result.changed
-        notes += result.notes
-        written = str(update)
-    elif output is not None:
-        write_export(output, render(model, chosen), force=force)
-        written = str(output)
+    # The copies are removed again if the export cannot be written.
+    with copies as model:
+        notes = list(model.notes)
+        if update is not None:
+            result = update_manifest(update, model, text=manifest)
+            changed = result.changed
+            notes += result.notes
+            written = str(update)
+        elif output is not None:
+            write_export(output, render(model, chosen), force=force)
+            written = str(output)
 
     if as_json:
         echo_json(_summary(model, chosen, written, changed, notes))

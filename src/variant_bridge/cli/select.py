@@ -64,7 +64,8 @@ def _choose(
     python: str | None,
     download_to: Path | None = None,
 ) -> tuple[Environment, TargetPython, tuple[PackageChoice, ...], tuple[str, ...]]:
-    from variant_bridge.choose import check_url, choose
+    from variant_bridge.choose import choose
+    from variant_bridge.indexes.urls import check_url
     from variant_bridge.target_python import resolve_target_python
 
     if not find_links and index_url is None and not extra_index_urls:

@@ -11,7 +11,9 @@ Three steps, each usable alone:
    file; never an existing file without ``force``; never over a device or a FIFO).
 
 :func:`copy_wheels` (``--wheels-dir``) copies the pinned variant wheels under their non-variant
-filenames, so that pip and uv without wheel-variant support can install the export.
+filenames, so that pip and uv without wheel-variant support can install the export;
+:func:`copied_wheels` does it for the length of a ``with`` block and removes the copies it made
+when the block fails (the export is written last, after every check).
 
 >>> model = prepare_export(prefix="/opt/envs/gpu", find_links=["wheels/"])  # doctest: +SKIP
 >>> print(render(model, "environment-yml"))  # doctest: +SKIP
@@ -33,7 +35,7 @@ from variant_bridge.export.model import (
     build_export,
     requested_from_records,
 )
-from variant_bridge.export.wheels_dir import copy_wheels
+from variant_bridge.export.wheels_dir import copied_wheels, copy_wheels
 
 if TYPE_CHECKING:
     from variant_bridge.atomic import NotRegularFileError
@@ -47,9 +49,11 @@ __all__ = [
     "UpdateResult",
     "build_export",
     "check_target",
+    "copied_wheels",
     "copy_wheels",
     "lock_channels",
     "prepare_export",
+    "read_manifest",
     "render",
     "update_manifest",
     "update_manifest_text",
@@ -84,11 +88,15 @@ def lock_channels(lockfile: str | os.PathLike[str], environment: str | None) -> 
 
 
 def _default_name(prefix: Path | None, lockfile: Path | None, environment: str | None) -> str:
+    """The prefix's directory name, or the lock's project (and environment) name, made a name
+    conda accepts (``/opt/my env`` -> ``my-env``)."""
+    from variant_bridge.export.validate import safe_name
+
     if prefix is not None:
-        return prefix.resolve().name or "base"
+        return safe_name(prefix.resolve().name or "base")
     assert lockfile is not None
     project = lockfile.resolve().parent.name or "workspace"
-    return project if environment in (None, "default") else f"{project}-{environment}"
+    return safe_name(project if environment in (None, "default") else f"{project}-{environment}")
 
 
 def prepare_export(
@@ -123,11 +131,24 @@ def prepare_export(
     from variant_bridge.detect import detect_environment
     from variant_bridge.export.history import read_history
     from variant_bridge.export.origins import complete_locked, establish_origins
+    from variant_bridge.export.validate import check_find_links, check_name, check_url
 
+    # The file's own inputs first: a bad one fails before the environment is read.
+    if name is not None:
+        check_name(name)
+    if index_url is not None:
+        check_url(index_url, option="--index-url")
+    for url in extra_index_urls:
+        check_url(url, option="--extra-index-url")
+    for location in find_links:
+        check_find_links(location)
     variables = os.environ if env is None else env
+    # Detection reads $CONDA_PREFIX itself when no prefix is given, so that its errors name the
+    # variable (not a --prefix the user never passed); the history and the name need it here too.
+    active = prefix
     if prefix is None and lockfile is None:
-        prefix = variables.get("CONDA_PREFIX") or None
-        if prefix is None:
+        active = variables.get("CONDA_PREFIX") or None
+        if active is None:
             raise InvalidTarget(
                 "nothing to export: pass --prefix or --lockfile (or activate an environment)"
             )
@@ -147,8 +168,8 @@ def prepare_export(
     requested: tuple[str, ...] | None = None
     channel_order: tuple[str, ...] = ()
     notes: list[str] = list(snapshot.notes)
-    if prefix is not None:
-        history = read_history(prefix)
+    if active is not None:
+        history = read_history(active)
         if history is not None:
             channel_order = history.channels()
         if from_history:
@@ -173,8 +194,9 @@ def prepare_export(
     return build_export(
         snapshot,
         name=name
-        or _default_name(
-            Path(prefix) if prefix is not None else None,
+        if name is not None
+        else _default_name(
+            Path(active) if active is not None else None,
             Path(lockfile) if lockfile is not None else None,
             environment,
         ),
@@ -216,7 +238,8 @@ def render(model: ExportModel, format: ExportFormat) -> str:
 
 def check_target(path: str | os.PathLike[str], *, force: bool = False) -> None:
     """Fail early, before anything is read, when *path* cannot be written: it exists and is not
-    a regular file (after symbolic links), or it exists and *force* is false.
+    a regular file (after symbolic links), it exists and *force* is false, or its directory does
+    not exist.
 
     :raises ExportError: naming *path*.
     """
@@ -228,6 +251,12 @@ def check_target(path: str | os.PathLike[str], *, force: bool = False) -> None:
         raise ExportError(_not_regular(path, e)) from e
     if not force and target.exists():
         raise ExportError(f"{os.fspath(path)!r} exists; pass --force to overwrite it")
+    if not target.parent.is_dir():
+        raise ExportError(
+            f"cannot write {os.fspath(path)!r}: {str(target.parent)!r} "
+            f"{'is not a directory' if target.parent.exists() else 'does not exist'} "
+            "(nothing was changed)"
+        )
 
 
 def _not_regular(path: str | os.PathLike[str], error: NotRegularFileError) -> str:
@@ -273,14 +302,16 @@ class UpdateResult:
     notes: tuple[str, ...] = ()
 
 
-def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> UpdateResult:
-    """Apply the export to an existing pixi.toml / pyproject.toml in place, atomically.
+def read_manifest(path: str | os.PathLike[str]) -> str:
+    """The text of the pixi.toml / pyproject.toml that ``--update`` will edit, read and parsed
+    before anything else is done, so that a missing or broken manifest fails first.
 
-    :raises ExportError: the file is missing, not a regular file, unreadable, not TOML, or
-        cannot be written.
+    :raises ExportError: the file is missing, not a regular file, unreadable or not TOML.
     """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     from variant_bridge.atomic import NotRegularFileError, regular_target
-    from variant_bridge.export import pixi_toml
 
     target = Path(path)
     try:
@@ -296,6 +327,27 @@ def update_manifest(path: str | os.PathLike[str], model: ExportModel) -> UpdateR
         ) from e
     except (OSError, UnicodeDecodeError) as e:
         raise ExportError(f"cannot read {str(target)!r}: {e}") from e
+    try:
+        tomlkit.parse(text)
+    except TOMLKitError as e:
+        raise ExportError(f"cannot update {str(target)!r}: not valid TOML ({e})") from e
+    return text
+
+
+def update_manifest(
+    path: str | os.PathLike[str], model: ExportModel, *, text: str | None = None
+) -> UpdateResult:
+    """Apply the export to an existing pixi.toml / pyproject.toml in place, atomically.
+
+    :param text: the file's text as :func:`read_manifest` returned it; ``None`` reads it now.
+    :raises ExportError: the file is missing, not a regular file, unreadable, not TOML, or
+        cannot be written.
+    """
+    from variant_bridge.export import pixi_toml
+
+    target = Path(path)
+    if text is None:
+        text = read_manifest(target)
     result = pixi_toml.apply(
         text, model, kind=pixi_toml.manifest_kind(str(target)), path=str(target)
     )

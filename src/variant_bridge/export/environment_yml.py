@@ -16,7 +16,7 @@ from typing import Any
 from variant_bridge.export.model import ExportModel, HostRequirement
 from variant_bridge.export.model import normalize_channel as _normalize
 
-__all__ = ["NODEFAULTS", "copies_lines", "header", "render", "to_dict"]
+__all__ = ["NODEFAULTS", "copies_lines", "header", "render", "to_dict", "view_intro"]
 
 NODEFAULTS = "nodefaults"
 """conda's marker that keeps the implicit ``defaults`` channel out of the solve."""
@@ -85,7 +85,7 @@ def header(model: ExportModel) -> list[str]:
         f"Produced by {model.producer}",
         f"from {model.origin} ({model.platform}).",
         "Recreate with: conda env create -f <this file> (or mamba / micromamba).",
-        "The variant wheels in the pip section were chosen for this bridged view:",
+        view_intro(model, "the pip section"),
         *(f"  {line}" for line in model.view.lines()),
     ]
     if model.host_requirements:
@@ -99,6 +99,14 @@ def header(model: ExportModel) -> list[str]:
     lines += copies_lines(model, "the pip lines")
     lines += [f"Note: {note}" for note in model.notes]
     return [_comment_line(line) for line in lines]
+
+
+def view_intro(model: ExportModel, where: str) -> str:
+    """The line before the bridged view: what it was used for, only claiming variant wheels
+    when there are some."""
+    if any(p.label is not None for p in model.pip):
+        return f"The variant wheels in {where} were chosen for this bridged view:"
+    return "The environment has no variant wheels; the bridged view when it was exported:"
 
 
 def copies_lines(model: ExportModel, where: str) -> list[str]:

@@ -186,11 +186,38 @@ class IndexOptions:
         """pip requirement-file option lines (``--index-url U``, ...)."""
         lines = [f"--index-url {self.index_url}"] if self.index_url else []
         lines += [f"--extra-index-url {url}" for url in self.extra_index_urls]
-        lines += [f"--find-links {location}" for location in self.find_links]
+        lines += [f"--find-links {_find_links_url(location)}" for location in self.find_links]
         return tuple(lines)
+
+    def urls(self) -> tuple[str, ...]:
+        """Every index and find-links URL given (local directories left out)."""
+        from variant_bridge.export.validate import is_url
+
+        indexes = ([self.index_url] if self.index_url else []) + list(self.extra_index_urls)
+        return (*indexes, *(f for f in self.find_links if is_url(f)))
 
     def __bool__(self) -> bool:
         return bool(self.index_url or self.extra_index_urls or self.find_links)
+
+
+def _find_links_url(location: str) -> str:
+    """A local find-links directory as a ``file://`` URL, URLs unchanged.
+
+    pip reads an option line of a requirements file with :func:`shlex.split`, so a bare
+    ``/srv/my wheels`` would be two words; a percent-encoded URL is one, for pip and uv alike.
+    """
+    from pathlib import Path
+
+    from variant_bridge.export.validate import is_url
+
+    if is_url(location):
+        return location
+    path = Path(location)
+    if path.is_absolute():
+        return path.as_uri()
+    import shlex
+
+    return shlex.quote(location)  # relative: no URL form; quoted the way pip unquotes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,8 +524,50 @@ def _cpu_conda_form(
 # -- pip ---------------------------------------------------------------------------------------
 
 
+_PYPI_HOSTS = frozenset({"files.pythonhosted.org", "pypi.org", "pypi.python.org"})
+
+
+def _installed_from(dist: PythonDistribution) -> str | None:
+    """The http(s) URL a distribution's file came from (PEP 610 ``direct_url.json``, or a
+    pixi.lock entry's URL), or ``None``."""
+    location = dist.location or ""
+    url = dist.direct_url or (location if "://" in location else None)
+    if url is None or not url.lower().startswith(("http://", "https://")):
+        return None
+    return url.partition("#")[0]
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2].lower()
+    except ValueError:
+        return url
+
+
+def _off_pypi_note(dist: PythonDistribution, index_options: IndexOptions | None) -> str | None:
+    """Why ``name==version`` may not re-create *dist*: it came from an index that is not PyPI
+    and that the export does not name (installers look ``name==version`` up on PyPI)."""
+    url = _installed_from(dist)
+    if url is None or _host(url) in _PYPI_HOSTS:
+        return None
+    known = () if index_options is None else index_options.urls()
+    if any(_host(u) == _host(url) for u in known):
+        return None
+    return (
+        f"{dist.name} {dist.version} was installed from {url}, not from PyPI, but is exported as "
+        f"{dist.name}=={dist.version}, which is looked up on PyPI: pass the index it came from "
+        "with --index-url or --extra-index-url"
+    )
+
+
 def _pip_requirements(
-    env: Environment, origins: Sequence[WheelOrigin], *, allow_unpinned: bool
+    env: Environment,
+    origins: Sequence[WheelOrigin],
+    *,
+    allow_unpinned: bool,
+    index_options: IndexOptions | None = None,
 ) -> tuple[tuple[PipRequirement, ...], tuple[str, ...]]:
     by_name = {(canonicalize_name(o.name), o.version): o for o in origins}
     lines: list[PipRequirement] = []
@@ -508,6 +577,9 @@ def _pip_requirements(
         label = variant_label(dist)
         if label is None:
             lines.append(PipRequirement(dist.name, dist.version))
+            off_pypi = _off_pypi_note(dist, index_options)
+            if off_pypi is not None:
+                notes.append(off_pypi)
             continue
         origin = by_name.get((canonicalize_name(dist.name), dist.version))
         if origin is None or origin.url is None:
@@ -699,7 +771,9 @@ def build_export(
     channels = order_channels(env.conda_packages, channel_order)
     dependencies = _dependencies(env, requested_specs, builds=builds)
     host, implied, host_notes = _host_requirements(env, channels)
-    pip, pip_notes = _pip_requirements(env, origins, allow_unpinned=allow_unpinned)
+    pip, pip_notes = _pip_requirements(
+        env, origins, allow_unpinned=allow_unpinned, index_options=index_options
+    )
     full_declaration = _platform_declaration(env, host)
     declaration = full_declaration if host_requirements else _platform_declaration(env, ())
     if not host_requirements:

@@ -14,7 +14,8 @@ entries of ``[dependencies]``/``[pypi-dependencies]`` it pins, the index keys of
 other key, table, comment and the order of everything are left as they were. When the workspace
 declares more platforms than the exported one, the pins and the activation variables go to the
 exported platform's ``[target.<platform>.*]`` tables instead, since exact linux-64 builds are
-wrong for osx-arm64.
+wrong for osx-arm64; top-level entries written exactly as the export writes them (an earlier
+single-platform export's) move there too.
 """
 
 from __future__ import annotations
@@ -177,10 +178,12 @@ def _item(value: Any) -> Any:
 
 
 def header(model: ExportModel) -> list[str]:
+    from variant_bridge.export.environment_yml import copies_lines, view_intro
+
     lines = [
         f"Produced by {model.producer}",
         f"from {model.origin} ({model.platform}).",
-        "The variant wheels in [pypi-dependencies] were chosen for this bridged view:",
+        view_intro(model, "[pypi-dependencies]"),
         *(f"  {line}" for line in model.view.lines()),
     ]
     d = model.platform_declaration
@@ -201,8 +204,6 @@ def header(model: ExportModel) -> list[str]:
             "that exported it), so `uv pip install --preview-features wheel-variants` inside "
             "this environment chooses for it."
         )
-    from variant_bridge.export.environment_yml import copies_lines
-
     lines += copies_lines(model, "the [pypi-dependencies] paths")
     lines += [f"Note: {note}" for note in model.notes]
     return [" ".join(line.split()) if not line.startswith("  ") else line for line in lines]
@@ -305,8 +306,9 @@ def apply(
     When the workspace declares other platforms than the exported one, the exact pins (linux-64
     builds) would be wrong for them: they go to ``[target.<platform>.dependencies]``,
     ``[target.<platform>.pypi-dependencies]`` and ``[target.<platform>.activation.env]``, and the
-    top-level tables are left alone. A spec that is not an exact pin is never replaced without a
-    note saying so.
+    top-level tables are left alone, except for entries written exactly as this export writes them
+    (an earlier single-platform export's), which move to the target tables with a note. A spec
+    that is not an exact pin is never replaced without a note saying so.
 
     :raises ExportError: *text* is not TOML, or a table we must edit has another type.
     """
@@ -336,10 +338,16 @@ def apply(
         base = _table(
             target, model.platform, path=path, prefix=f"{prefix}target.", super_table=True
         )
+        moved = _remove_own_top_level(root, data)
+        kept = (
+            f"; this export's earlier top-level pins moved there too ({', '.join(moved)}), "
+            "the rest of the top-level tables was left as it was"
+            if moved
+            else "; the top-level tables were left as they were"
+        )
         notes.append(
             f"{path}: the workspace also declares {', '.join(others)}: the {model.platform} pins "
-            f"went to [{base_prefix}dependencies] and [{base_prefix}pypi-dependencies]; the "
-            "top-level tables were left as they were"
+            f"went to [{base_prefix}dependencies] and [{base_prefix}pypi-dependencies]{kept}"
         )
     comments = _comments(model)
     for name in ("dependencies", "pypi-dependencies"):
@@ -373,6 +381,44 @@ def apply(
         for key, value in wanted.items():
             _upsert(env, key, value)
     return ManifestUpdate(tomlkit.dumps(doc), tuple(notes))
+
+
+def _remove_own_top_level(root: Any, data: dict[str, Any]) -> list[str]:
+    """Remove the top-level entries written exactly as this export writes them for its platform:
+    an earlier export put them there when the workspace had only that platform, and left there
+    they would apply to every platform (linux-64 builds on osx-arm64). Anything else stays, an
+    equal value written by hand (other spacing, key order) included.
+
+    :returns: the removed entries (``dependencies.python``), for the note.
+    """
+    removed: list[str] = []
+    places: list[tuple[Any, str, dict[str, Any]]] = [
+        (root, name, data[name]) for name in ("dependencies", "pypi-dependencies") if name in data
+    ]
+    activation = root.get("activation")
+    if "activation" in data and isinstance(activation, (Table, InlineTable, Container)):
+        places.append((activation, "env", data["activation"]["env"]))
+    for parent, name, wanted in places:
+        table = parent.get(name)
+        if not isinstance(table, (Table, InlineTable, Container)):
+            continue
+        ours = [k for k in table if k in wanted and _as_written(table.item(k), wanted[k])]
+        for key in ours:
+            del table[key]
+            removed.append(f"activation.env.{key}" if name == "env" else f"{name}.{key}")
+        if ours and not table:
+            del parent[name]  # emptied by us: no empty table left behind
+            if parent is activation and not activation:
+                del root["activation"]
+    return removed
+
+
+def _as_written(item: Any, value: Any) -> bool:
+    """Whether *item*'s text is exactly what an export writes for *value*: :func:`render`'s
+    form or tomlkit's (an earlier ``--update``); a comment after it does not matter."""
+    if not isinstance(item, Item) or isinstance(item, Table):
+        return False
+    return item.as_string().strip() in (_value(value), tomlkit.item(_item(value)).as_string())
 
 
 def _show(value: Any) -> str:

@@ -10,13 +10,18 @@ bytes, and so the ``#sha256=``, are the original's, and ``variant.json`` inside 
 which variant it is.
 
 Each copy is written atomically and its hash checked before it takes its name; a copy already there
-with the same bytes is kept, one with other bytes is replaced only with ``overwrite``.
+with the same bytes is kept, one with other bytes is replaced only with ``overwrite``. A failure
+removes the copies and directories made so far; :func:`copied_wheels` also removes them when the
+export written after the copies fails.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -25,7 +30,7 @@ from variant_bridge.errors import ExportError, InvalidWheelFilename, VariantBrid
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, ExportModel, PipRequirement
 from variant_bridge.filenames import WheelFilename
 
-__all__ = ["copy_wheels", "relative_reference"]
+__all__ = ["copied_wheels", "copy_wheels", "relative_reference"]
 
 
 def relative_reference(path: Path, base: Path) -> str:
@@ -115,23 +120,87 @@ def copy_wheels(
     :param relative_to: the directory of the exported file (pixi paths are relative to it).
     :param overwrite: replace a file of the same name with other bytes (``--force``).
     :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
-        cannot be written; copies made before stay (each one complete).
+        cannot be written; the copies and directories made before are removed again.
     """
+    return _copy_all(model, directory, relative_to=relative_to, overwrite=overwrite)[0]
+
+
+@contextmanager
+def copied_wheels(
+    model: ExportModel,
+    directory: str | os.PathLike[str],
+    *,
+    relative_to: str | os.PathLike[str],
+    overwrite: bool = False,
+) -> Iterator[ExportModel]:
+    """:func:`copy_wheels` for the length of a ``with`` block that writes the export: when the
+    block fails, the copies (and directories) this call created are removed, so a failed export
+    leaves nothing behind. Copies that were already there are kept; a file replaced with
+    *overwrite* stays replaced (its old bytes are gone).
+
+    :raises ExportError: as :func:`copy_wheels`.
+    """
+    copied, created = _copy_all(model, directory, relative_to=relative_to, overwrite=overwrite)
+    try:
+        yield copied
+    except BaseException:
+        _remove(created)
+        raise
+
+
+def _missing_directories(folder: Path) -> list[Path]:
+    """*folder* and its ancestors that do not exist yet, outermost first."""
+    missing: list[Path] = []
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing.append(path)
+    return missing[::-1]
+
+
+def _remove(created: list[Path]) -> None:
+    """Remove what a copy created, newest first; a directory only when it is empty."""
+    for path in reversed(created):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+
+
+def _copy_all(
+    model: ExportModel,
+    directory: str | os.PathLike[str],
+    *,
+    relative_to: str | os.PathLike[str],
+    overwrite: bool,
+) -> tuple[ExportModel, list[Path]]:
+    """The model pointing at the copies, and the directories and files this call created."""
     pinned = [p for p in model.pip if p.url is not None and p.label is not None]
     if not pinned:
-        return model
+        return model, []
     folder = Path(directory).absolute()
+    created = _missing_directories(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
+        _remove(created)
         raise ExportError(f"cannot create the wheels directory {str(folder)!r}: {e}") from e
     base = Path(relative_to).absolute()
     copies: dict[str, tuple[Path, str]] = {}
-    with tempfile.TemporaryDirectory(prefix="vb-wheels-") as scratch:
-        for requirement in pinned:
-            copies[requirement.name] = _copy(
-                requirement, folder, Path(scratch), overwrite=overwrite
-            )
+    try:
+        with tempfile.TemporaryDirectory(prefix="vb-wheels-") as scratch:
+            for requirement in pinned:
+                target = folder / _filename(requirement.url or "").base
+                existed = target.exists()
+                copies[requirement.name] = _copy(
+                    requirement, folder, Path(scratch), overwrite=overwrite
+                )
+                if not existed:
+                    created.append(target)
+    except BaseException:
+        _remove(created)
+        raise
     pip = [
         replace(
             requirement,
@@ -144,4 +213,4 @@ def copy_wheels(
         for requirement in model.pip
     ]
     notes = tuple(n for n in model.notes if n != VARIANT_FILENAMES_NOTE)
-    return replace(model, pip=tuple(pip), notes=notes, wheels_dir=str(folder))
+    return replace(model, pip=tuple(pip), notes=notes, wheels_dir=str(folder)), created
