@@ -272,7 +272,8 @@ def install(
         hashes = tuple(
             (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
         )
-        before = _state(plan.python.executable)
+        # Only pip needs to know beforehand (it keeps a same-version install of another variant).
+        before = _state(plan.python.executable) if plan.installer == "pip" else None
         command = plan.command(wheels, dry_run=dry_run)
         proc = _run(command, plan.installer)
         output = (proc.stdout + proc.stderr).strip()
@@ -281,7 +282,8 @@ def install(
         same = [
             (c, w)
             for c, w in zip(plan.candidates, wheels, strict=True)
-            if before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
+            if before is not None
+            and before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
             == c.filename.version
         ]
         if plan.installer == "pip" and same and dry_run:
