@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.worlds.channel import Channel, base_packages, cuda_packages, microarch_packages
+from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 
 # Variables that change detection; tests start without them so the host cannot leak in.
 _DETECTION_PREFIXES = ("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX")
@@ -24,3 +25,12 @@ def cuda_channel(tmp_path_factory: pytest.TempPathFactory) -> Channel:
     """A local channel with cuda-version 11.8 .. 13.0, components, microarch levels and python."""
     path: Path = tmp_path_factory.mktemp("channel")
     return Channel(path).add(cuda_packages() + microarch_packages() + base_packages())
+
+
+@pytest.fixture(scope="session")
+def prefix_126(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A conda prefix whose solved toolkit is cuda-version 12.6 (solved for a 12.9 driver)."""
+    root = tmp_path_factory.mktemp("prefix126")
+    specs = ["cuda-version 12.6.*", "cuda-cudart", "python"]
+    records = solve([cuda_channel], specs, (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9"))
+    return install_prefix(records, root / "env", root / "cache", specs)

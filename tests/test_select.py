@@ -483,3 +483,14 @@ def test_tag_mismatch_names_what_differs(wheel: str, reason: str) -> None:
                              supported=SupportedProperties(), tags=tags)  # fmt: skip
     (verdict,) = selection.verdicts
     assert verdict.reason.endswith(reason)
+
+
+def test_a_known_problem_replaces_unknown_label() -> None:
+    # The index layer can say why a label has no description; the verdict should carry that.
+    wheels = ["t-1.0-py3-none-any-cu126.whl", "t-1.0-py3-none-any-cu999.whl"]
+    problems = {"t-1.0-py3-none-any-cu126.whl": "variant.json inside names label 'cu128'"}
+    selection = select_wheel(wheels, filename=WheelFilename.parse, variant=lambda _: None,
+                             supported=SupportedProperties(), problem=problems.get)  # fmt: skip
+    reasons = {str(v.filename): v.reason for v in selection.verdicts}
+    assert reasons["t-1.0-py3-none-any-cu126.whl"] == "variant.json inside names label 'cu128'"
+    assert reasons["t-1.0-py3-none-any-cu999.whl"].startswith("unknown variant label 'cu999'")

@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.worlds.channel import Channel
-from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 from tests.worlds.wheels import Release, make_release
 
 pytestmark = pytest.mark.slow
@@ -41,15 +39,6 @@ case "$*" in
      printf 'CUDA Version                              : 12.9\\n' ;;
 esac
 """
-
-
-@pytest.fixture(scope="module")
-def prefix_126(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A conda prefix whose solved toolkit is cuda-version 12.6 (solved for a 12.9 driver)."""
-    root = tmp_path_factory.mktemp("prefix126")
-    specs = ["cuda-version 12.6.*", "cuda-cudart", "python"]
-    records = solve([cuda_channel], specs, (*HOST_VIRTUAL_PACKAGES, f"__cuda={DRIVER}"))
-    return install_prefix(records, root / "env", root / "cache", specs)
 
 
 @pytest.fixture(scope="module")

@@ -169,7 +169,7 @@ def _compatible_labels(
 
 
 def _check_unreadable(
-    files: PackageFiles, selected: Candidate | None, compatible_labels: frozenset[str]
+    files: PackageFiles, selected: Candidate | None, supported: SupportedProperties
 ) -> None:
     """Refuse to choose around a damaged file of the chosen version that could have won.
 
@@ -178,6 +178,7 @@ def _check_unreadable(
     best match is an error, since choosing around it would install something worse silently.
     """
     chosen_label = selected.label if selected is not None else None
+    compatible_labels: frozenset[str] | None = None  # ranked only when a damaged variant needs it
     for name, reason in files.skipped:
         if not reason.startswith("not a readable wheel"):
             continue
@@ -192,23 +193,14 @@ def _check_unreadable(
         elif wheel.label == NULL_LABEL:  # the null variant ranks after compatible variants
             harmless = chosen_label not in (None, NULL_LABEL)
         else:
+            if compatible_labels is None:
+                compatible_labels = _compatible_labels(files.metadata, supported)
             harmless = wheel.label not in compatible_labels
         if not harmless:
             raise SelectionError(
                 f"{name} in {', '.join(files.sources)}: {reason}; replace or remove it "
                 "(it may be the best match for this environment)"
             )
-
-
-def _reason_with_problem(verdict: Verdict[Candidate]) -> Verdict[Candidate]:
-    # The index layer knows *why* a label has no metadata (corrupt wheel, missing variant.json);
-    # that says more than "unknown label".
-    problem = verdict.candidate.problem
-    if verdict.compatible or problem is None:
-        return verdict
-    return Verdict(
-        verdict.candidate, verdict.filename, verdict.label, False, None, problem, verdict.variant
-    )
 
 
 def wheel_requirements(
@@ -342,11 +334,11 @@ def choose(
             feature_priorities=metadata.feature_priorities if metadata else (),
             property_priorities=metadata.property_priorities if metadata else (),
             explain=explain,
+            # The index layer knows *why* a label has no metadata; that says more than
+            # "unknown label".
+            problem=lambda c: c.problem,
         )
-        selection = Selection(
-            selection.selected, tuple(_reason_with_problem(v) for v in selection.verdicts)
-        )
-        _check_unreadable(files, selection.selected, _compatible_labels(metadata, supported))
+        _check_unreadable(files, selection.selected, supported)
         requirements: tuple[str, ...] | None = None
         duplicates: tuple[Duplicate, ...] = ()
         if selection.selected is not None:

@@ -580,6 +580,8 @@ def _assess_wheels(
     variant: Callable[[T], VariantDescription | None],
     tags: Sequence[Tag],
     ranker: VariantRanker,
+    *,
+    problem: Callable[[T], str | None] | None = None,
 ) -> list[_Entry[T]]:
     tag_rank: dict[Tag, int] = {}
     for i, tag in enumerate(tags):
@@ -602,7 +604,7 @@ def _assess_wheels(
             # answers the same for a label-less lookup of "null").
             description = VariantDescription.null()
         if description is None:
-            entry.reason = (
+            entry.reason = (problem(candidate) if problem is not None else None) or (
                 f"unknown variant label {wheel.label!r}: the package's variant metadata does not "
                 "list it"
             )
@@ -657,6 +659,7 @@ def select_wheel(
     feature_priorities: FeaturePriorities = (),
     property_priorities: PropertyPriorities = (),
     explain: Explain | None = None,
+    problem: Callable[[T], str | None] | None = None,
 ) -> Selection[T]:
     """Choose one wheel among *candidates* (one package version) by PEP 825's rules.
 
@@ -667,6 +670,8 @@ def select_wheel(
         called for non-variant or tag-incompatible wheels.
     :param tags: the target interpreter's tags, most preferred first; ``None``: the running
         interpreter's (``packaging.tags.sys_tags()``).
+    :param problem: why a variant candidate has no description, when the caller knows better
+        than "unknown label" (a damaged wheel, a ``variant.json`` naming another label).
     :returns: the selected candidate (``None`` when nothing is compatible) and a verdict for every
         candidate: the compatible ones in rank order, then the rejected ones in input order.
 
@@ -684,7 +689,7 @@ def select_wheel(
         property_priorities=property_priorities,
         explain=explain,
     )
-    entries = _assess_wheels(candidates, filename, variant, tags, ranker)
+    entries = _assess_wheels(candidates, filename, variant, tags, ranker, problem=problem)
     ranked = [e for e in entries if not e.reason]
     builds = sorted({_build_key(e.wheel.build) for e in ranked}, reverse=True)
     build_rank = {b: i for i, b in enumerate(builds)}

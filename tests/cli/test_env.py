@@ -13,23 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import Cli, run_script
-from tests.worlds.channel import Channel
-from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 
 DRIVER = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
 SM_ARCH = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 PREVIEW = "UV_PREVIEW_FEATURES"
 GPU = {"CONDA_OVERRIDE_CUDA": "12.9", "CONDA_OVERRIDE_CUDA_ARCH": "9.0"}
 PRINT_VARIABLES = f"import os; print(os.environ.get({DRIVER!r}), os.environ.get({SM_ARCH!r}))"
-
-
-@pytest.fixture(scope="module")
-def prefix_126(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A conda prefix whose solved toolkit is cuda-version 12.6 (solved for a 12.9 driver)."""
-    root = tmp_path_factory.mktemp("prefix126")
-    specs = ["cuda-version 12.6.*", "cuda-cudart", "python"]
-    records = solve([cuda_channel], specs, (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9"))
-    return install_prefix(records, root / "env", root / "cache", specs)
 
 
 def variables(cli: Cli, *args: str, env: dict[str, str] | None = None) -> dict[str, str]:

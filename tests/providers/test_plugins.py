@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.worlds.channel import Channel
-from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.providers import (
     NAMESPACES,
@@ -40,15 +38,6 @@ def _fresh_plugin_state() -> Iterator[None]:
     yield
     plugins_module._bridged_view.cache_clear()
     plugins_module._reported.clear()
-
-
-@pytest.fixture(scope="module")
-def prefix_126(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A conda prefix whose solved toolkit is cuda-version 12.6 (solved for a 12.9 driver)."""
-    root = tmp_path_factory.mktemp("prefix126")
-    specs = ["cuda-version 12.6.*", "cuda-cudart", "python"]
-    records = solve([cuda_channel], specs, (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9"))
-    return install_prefix(records, root / "env", root / "cache", specs)
 
 
 def values(configs: list[FeatureConfigType], name: str) -> list[str]:

@@ -17,8 +17,6 @@ import pytest
 from variantlib.api import get_variants_by_priority
 from variantlib.plugins import loader as variantlib_loader
 
-from tests.worlds.channel import Channel
-from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
 from variant_bridge.providers import NAMESPACES, PLUGIN_APIS, supported_configs
 
 pytestmark = pytest.mark.slow  # every ranking starts Python subprocesses
@@ -78,15 +76,6 @@ def plugin_stderr(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(variantlib_loader.subprocess, "run", recording_run)
     return captured
-
-
-@pytest.fixture(scope="module")
-def prefix_126(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A conda prefix whose solved toolkit is cuda-version 12.6 (solved for a 12.9 driver)."""
-    root = tmp_path_factory.mktemp("prefix126")
-    specs = ["cuda-version 12.6.*", "cuda-cudart", "python"]
-    records = solve([cuda_channel], specs, (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9"))
-    return install_prefix(records, root / "env", root / "cache", specs)
 
 
 def ranked(document: dict[str, Any]) -> list[str]:

@@ -193,33 +193,50 @@ class Channel:
         self, specs: Sequence[str], virtual_packages: Sequence[str], platform: str = "linux-64"
     ) -> list[Any]:
         """Solve *specs* with declared virtual packages like ``"__cuda=12.6"`` (rattler records)."""
-        import rattler
-
-        vps = [_generic_vp(text) for text in virtual_packages]
-        return asyncio.run(
-            rattler.solve(
-                sources=[rattler.Channel(self.url)],
-                specs=list(specs),
-                platforms=[platform, "noarch"],
-                virtual_packages=vps,
-            )
-        )
+        return solve([self], specs, virtual_packages, platform)
 
     def install(
         self, records: Sequence[Any], prefix: Path, cache: Path, requested: Sequence[str] = ()
     ) -> Path:
-        import rattler
+        return install(records, prefix, cache, requested)
 
-        asyncio.run(
-            rattler.install(
-                list(records),
-                target_prefix=prefix,
-                cache_dir=cache,
-                show_progress=False,
-                requested_specs=[rattler.MatchSpec(s)._match_spec for s in requested] or None,
-            )
+
+def solve(
+    channels: Sequence[Channel],
+    specs: Sequence[str],
+    virtual_packages: Sequence[str],
+    platform: str = "linux-64",
+) -> list[Any]:
+    """Solve *specs* against local *channels* with declared virtual packages (``__cuda=12.6``)."""
+    import rattler
+
+    return asyncio.run(
+        rattler.solve(
+            sources=[rattler.Channel(c.url) for c in channels],
+            specs=list(specs),
+            platforms=[platform, "noarch"],
+            virtual_packages=[_generic_vp(text) for text in virtual_packages],
         )
-        return prefix
+    )
+
+
+def install(
+    records: Sequence[Any], prefix: Path, cache: Path, requested: Sequence[str] = ()
+) -> Path:
+    """Install solved *records* into *prefix* with rattler, recording *requested* specs."""
+    import rattler
+
+    asyncio.run(
+        rattler.install(
+            list(records),
+            target_prefix=prefix,
+            cache_dir=cache,
+            show_progress=False,
+            # py-rattler 0.28 wants the inner object here (conda.md §4.7).
+            requested_specs=[rattler.MatchSpec(s)._match_spec for s in requested] or None,
+        )
+    )
+    return prefix
 
 
 def _generic_vp(text: str) -> Any:

@@ -8,12 +8,12 @@ variant wheel, ``variant.json``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.worlds import channel
 from tests.worlds.channel import Channel, Pkg
 
 __all__ = [
@@ -50,16 +50,6 @@ def conda_python_package(name: str, version: str, python: str = "3.12") -> Pkg:
     )
 
 
-def _virtual_package(text: str) -> Any:
-    from rattler import GenericVirtualPackage, PackageName, Version
-    from rattler.package import BuildString
-
-    name, version, *build = text.split("=")
-    return GenericVirtualPackage(
-        PackageName(name), Version(version), BuildString(build[0] if build else "0")
-    )
-
-
 def solve(
     channels: Sequence[Channel],
     specs: Sequence[str],
@@ -67,33 +57,12 @@ def solve(
     platform: str = "linux-64",
 ) -> list[Any]:
     """Solve *specs* against several local channels (rattler ``RepoDataRecord`` list)."""
-    import rattler
-
-    return asyncio.run(
-        rattler.solve(
-            sources=[rattler.Channel(c.url) for c in channels],
-            specs=list(specs),
-            platforms=[platform, "noarch"],
-            virtual_packages=[_virtual_package(v) for v in virtual_packages],
-        )
-    )
+    return channel.solve(channels, specs, virtual_packages, platform)
 
 
 def install_prefix(records: Sequence[Any], prefix: Path, cache: Path, specs: Sequence[str]) -> Path:
     """Install solved *records* into *prefix* with rattler, recording *specs* as requested."""
-    import rattler
-
-    asyncio.run(
-        rattler.install(
-            list(records),
-            target_prefix=prefix,
-            cache_dir=cache,
-            show_progress=False,
-            # py-rattler 0.28 wants the inner object here (conda.md §4.7).
-            requested_specs=[rattler.MatchSpec(s)._match_spec for s in specs] or None,
-        )
-    )
-    return prefix
+    return channel.install(records, prefix, cache, specs)
 
 
 def site_packages(prefix: Path, python: str = "3.12") -> Path:

@@ -223,39 +223,14 @@ def install(
       variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX" --installer pip
       variant-bridge install mypkg -f ./wheels --dry-run --json
     """
-    with tempfile.TemporaryDirectory(prefix="variant-bridge-") as downloads:
-        _install(
-            packages,
-            env_options,
-            find_links=find_links,
-            index_url=index_url,
-            extra_index_urls=extra_index_urls,
-            python=python,
-            installer=installer,
-            dry_run=dry_run,
-            as_json=as_json,
-            downloads=Path(downloads),
-        )
-
-
-def _install(
-    packages: Sequence[str],
-    env_options: EnvironmentOptions,
-    *,
-    find_links: Sequence[str],
-    index_url: str | None,
-    extra_index_urls: Sequence[str],
-    python: str | None,
-    installer: str | None,
-    dry_run: bool,
-    as_json: bool,
-    downloads: Path,
-) -> None:
+    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
+    # their requirements for the duplicate check, then to install them. click removes the
+    # directory when the command ends, however it ends.
+    ctx = click.get_current_context()
+    downloads = Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="variant-bridge-")))
     from variant_bridge.install import install as run_install
     from variant_bridge.install import plan_install
 
-    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
-    # their requirements for the duplicate check, then to install them.
     env, target, choices, index_urls = _choose(
         packages,
         env_options,

@@ -623,14 +623,27 @@ def _satisfies(name: str, version: str, build: str, specs: Sequence[str], subdir
     return all(MatchSpec(spec).matches(record) for spec in specs)
 
 
-def _lowest(name: str, candidates: Iterable[str], specs: Sequence[str], subdir: str) -> str | None:
+def _lowest(
+    name: str,
+    specs: Sequence[str],
+    subdir: str,
+    *,
+    also: Iterable[str | None] = (),
+    fallback: str | None = None,
+) -> str | None:
+    """The lowest version of virtual package *name* that satisfies *specs*, tried among the
+    specs' own lower bounds and *also*; *fallback* when none does."""
     from rattler import Version
 
+    candidates: list[str | None] = [
+        *(str(m) for s in specs for m in _LOWER_BOUND_RE.findall(s)),
+        *also,
+    ]
     unique = {c for c in candidates if c and re.fullmatch(r"[0-9]+(\.[0-9]+)*", c)}
     for version in sorted(unique, key=Version):
         if _satisfies(name, version, "0", specs, subdir):
             return version
-    return None
+    return fallback
 
 
 def _platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> PlatformDeclaration:
@@ -649,24 +662,17 @@ def _platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> 
     )
     cuda: str | None = None
     if needs_cuda:
-        candidates = [m for s in cuda_specs for m in _LOWER_BOUND_RE.findall(s)]
-        if env.toolkit is not None:
-            candidates.append(_major_minor(env.toolkit.version).split(".")[0])
-        if env.cuda is not None:
-            candidates.append(env.cuda.version)
-        cuda = _lowest("__cuda", candidates, cuda_specs, subdir)
-        if cuda is None and env.cuda is not None:
-            cuda = env.cuda.version
+        toolkit_major = (
+            _major_minor(env.toolkit.version).split(".")[0] if env.toolkit is not None else None
+        )
+        driver = env.cuda.version if env.cuda is not None else None
+        cuda = _lowest("__cuda", cuda_specs, subdir, also=(toolkit_major, driver), fallback=driver)
 
     arch: str | None = None
     arch_specs = [s for s in every if spec_name(s) == "__cuda_arch"]
     if cuda is not None and arch_specs:
-        candidates = [m for s in arch_specs for m in _LOWER_BOUND_RE.findall(s)]
-        if env.cuda_arch is not None:
-            candidates.append(env.cuda_arch.version)
-        arch = _lowest("__cuda_arch", candidates, arch_specs, subdir)
-        if arch is None and env.cuda_arch is not None:
-            arch = env.cuda_arch.version
+        gpu = env.cuda_arch.version if env.cuda_arch is not None else None
+        arch = _lowest("__cuda_arch", arch_specs, subdir, also=(gpu,), fallback=gpu)
 
     archspec: str | None = None
     archspec_specs = [s for s in wheel_specs if spec_name(s) == "__archspec"]
@@ -680,8 +686,7 @@ def _platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> 
         and subdir.startswith("linux")
         and not _satisfies("__glibc", _PIXI_DEFAULT_GLIBC, "0", glibc_specs, subdir)
     ):
-        candidates = [m for s in glibc_specs for m in _LOWER_BOUND_RE.findall(s)]
-        glibc = _lowest("__glibc", candidates, glibc_specs, subdir)
+        glibc = _lowest("__glibc", glibc_specs, subdir)
     return PlatformDeclaration(subdir, cuda, arch, archspec, glibc)
 
 

@@ -290,6 +290,20 @@ def establish_origin(
 
     expected = direct.sha256 if direct is not None and direct.kind == "archive" else dist.sha256
     searched = bool(find_links or index_urls)
+
+    def search(expected: str | None) -> WheelOrigin | None:
+        """The wheel in --find-links/--index-url whose files match the installed ones."""
+        return _lookup(
+            dist,
+            label,
+            expected=expected,
+            dist_info=dist_info,
+            find_links=find_links,
+            index_urls=index_urls,
+            python_version=python_version,
+            cache_dir=cache_dir,
+        )
+
     if direct is not None and direct.kind == "archive":
         local = _local_path(direct.url)
         if local is None:
@@ -301,16 +315,7 @@ def establish_origin(
         if expected is None:
             expected = actual
         if searched:
-            found = _lookup(
-                dist,
-                label,
-                expected=expected,
-                dist_info=dist_info,
-                find_links=find_links,
-                index_urls=index_urls,
-                python_version=python_version,
-                cache_dir=cache_dir,
-            )
+            found = search(expected)
             if found is not None:
                 return found
         if changed:
@@ -328,16 +333,7 @@ def establish_origin(
         )
 
     if searched:
-        found = _lookup(
-            dist,
-            label,
-            expected=expected,
-            dist_info=dist_info,
-            find_links=find_links,
-            index_urls=index_urls,
-            python_version=python_version,
-            cache_dir=cache_dir,
-        )
+        found = search(expected)
         if found is not None:
             return found
         where = ", ".join([str(d) for d in find_links] + list(index_urls))
