@@ -30,7 +30,7 @@ from variantlib.resolver.lib import sort_and_filter_supported_variants
 
 from variant_bridge.properties import NULL_LABEL, VariantDescription
 from variant_bridge.select import rank_variants
-from variant_bridge.supported import SupportedProperties
+from variant_bridge.translate.supported import SupportedProperties
 
 
 def _minors(major: int, top: int, bottom: int = 0) -> list[str]:

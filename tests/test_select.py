@@ -13,7 +13,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 
 import variant_bridge.select
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata_model import Provider, StaticFeature, VariantMetadata
+from variant_bridge.metadata.model import Provider, StaticFeature, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
 from variant_bridge.select import (
     RankedVariant,
@@ -23,7 +23,7 @@ from variant_bridge.select import (
     rank_variants,
     select_wheel,
 )
-from variant_bridge.supported import SupportedFeature, SupportedProperties
+from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 # What a 12.9 driver with a compute-capability 8.6 GPU supports, in the NVIDIA provider's shape.
 LOWER = ("12.9", "12.8", "12.7", "12.6", "12.5", "12.4", "12.3", "12.2", "12.1", "12.0", "12")

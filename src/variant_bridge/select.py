@@ -17,7 +17,7 @@ Wheels (:func:`select_wheel`): platform tags filter first; then ranked variant w
 null variant, then non-variant wheels. Variant order beats tag order; within one label (and among
 non-variant wheels) the better platform tag wins, then the higher build number.
 
->>> from variant_bridge.supported import SupportedProperties
+>>> from variant_bridge.translate.supported import SupportedProperties
 >>> supported = SupportedProperties.from_dict(
 ...     {"nvidia": {"cuda_version_lower_bound": ["12.9", "12.8", "12.6"]}}
 ... )
@@ -46,9 +46,9 @@ from typing import Generic, TypeVar
 from packaging.tags import Tag
 
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata_model import Provider, VariantMetadata
+from variant_bridge.metadata.model import Provider, VariantMetadata
 from variant_bridge.properties import NULL_LABEL, VariantDescription, VariantProperty
-from variant_bridge.supported import SupportedFeature, SupportedProperties
+from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 __all__ = [
     "Explain",

@@ -20,9 +20,9 @@ from click.testing import CliRunner, Result
 from tests.cli.conftest import Cli
 from tests.export.conftest import OVERRIDES, ExportWorld, build_export_world
 from tests.worlds.channel import Channel
-from variant_bridge import atomic
 from variant_bridge.cli import _Group, main
 from variant_bridge.cli.export import export as export_command
+from variant_bridge.export import _atomic as atomic
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
 
 CLI_MD = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()

@@ -26,7 +26,7 @@ from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.export import environment_yml, pixi_toml, prepare_export, render
 from variant_bridge.translate import supported_properties
-from variant_bridge.uv_env import uv_settings
+from variant_bridge.uv_settings import uv_settings
 
 if sys.version_info >= (3, 11):
     import tomllib

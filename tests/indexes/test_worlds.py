@@ -17,8 +17,8 @@ import pytest
 from tests.indexes.conftest import CU126, CU128, DIALECTS, FULL
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel, module_name, write_variants_json
-from variant_bridge import metadata
-from variant_bridge.metadata_io import load_variant_metadata, read_wheel_variant_metadata
+from variant_bridge.indexes.variant_files import load_variant_metadata, read_wheel_variant_metadata
+from variant_bridge.metadata import parse as metadata
 from variant_bridge.properties import VariantDescription
 
 

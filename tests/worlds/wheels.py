@@ -33,7 +33,7 @@ from packaging.tags import parse_tag
 from packaging.utils import canonicalize_name
 
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata_model import Dialect, Provider, VariantMetadata
+from variant_bridge.metadata.model import Dialect, Provider, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
 
 __all__ = [
@@ -102,7 +102,7 @@ def _first_seen_namespaces(descriptions: Iterable[VariantDescription]) -> tuple[
 
 
 def _schema(dialect: Dialect) -> str:
-    from variant_bridge import metadata
+    from variant_bridge.metadata import parse as metadata
 
     return metadata.SCHEMA_URLS[dialect]
 
@@ -143,7 +143,7 @@ def variant_metadata(
 
 
 def _metadata_json(meta: VariantMetadata, dialect: Dialect) -> str:
-    from variant_bridge import metadata
+    from variant_bridge.metadata import parse as metadata
 
     return json.dumps(metadata.metadata_to_json(meta, dialect=dialect), indent=4, sort_keys=True)
 
@@ -275,7 +275,8 @@ def write_variants_json(
         out to make an index file that misses their labels), or ready metadata.
     :param dialect: the dialect to write; default: the dialect of the input metadata.
     """
-    from variant_bridge import metadata, metadata_io
+    from variant_bridge.indexes import variant_files as metadata_io
+    from variant_bridge.metadata import parse as metadata
 
     if isinstance(wheels_or_metadata, VariantMetadata):
         merged: VariantMetadata | None = wheels_or_metadata

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from variant_bridge.environment import Environment, VirtualPackage
-from variant_bridge.supported import SupportedFeature, SupportedProperties
+from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 __all__ = [
     "echo_environment",

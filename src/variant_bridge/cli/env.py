@@ -14,7 +14,7 @@ import subprocess
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.uv_env import SHELL_FORMATS, ShellFormat, UvSettings
+from variant_bridge.uv_settings import SHELL_FORMATS, ShellFormat, UvSettings
 
 __all__ = ["COMMAND_NOT_EXECUTABLE", "COMMAND_NOT_FOUND", "env", "run"]
 
@@ -27,7 +27,7 @@ COMMAND_NOT_EXECUTABLE = 126
 def _settings(env_options: EnvironmentOptions) -> UvSettings:
     # Heavy imports (rattler, archspec, the mapping tables) only once a command runs.
     from variant_bridge.translate import supported_properties
-    from variant_bridge.uv_env import uv_settings
+    from variant_bridge.uv_settings import uv_settings
 
     detected = env_options.detect()
     policy = env_options.cuda_policy
@@ -68,7 +68,7 @@ def env(*, env_options: EnvironmentOptions, shell: ShellFormat) -> None:
       variant-bridge env --lockfile pixi.lock -e cuda --format dotenv > uv.env
       variant-bridge env -t cuda=12.9 -t cuda_arch=8.6 --format json
     """
-    from variant_bridge.uv_env import format_variables
+    from variant_bridge.uv_settings import format_variables
 
     settings = _settings(env_options)
     click.echo(format_variables(settings.variables, shell), nl=False)

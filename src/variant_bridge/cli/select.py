@@ -14,9 +14,9 @@ from variant_bridge.cli._environment import EnvironmentOptions, environment_opti
 from variant_bridge.cli._output import echo_json, heading, json_option
 
 if TYPE_CHECKING:
-    from variant_bridge.choose import PackageChoice
     from variant_bridge.environment import Environment
-    from variant_bridge.target_python import TargetPython
+    from variant_bridge.jobs.select import PackageChoice
+    from variant_bridge.platform_tags import TargetPython
 
 __all__ = ["install", "select"]
 
@@ -64,9 +64,9 @@ def _choose(
     python: str | None,
     download_to: Path | None = None,
 ) -> tuple[Environment, TargetPython, tuple[PackageChoice, ...], tuple[str, ...]]:
-    from variant_bridge.choose import choose
+    from variant_bridge.detect.interpreter import resolve_target_python
     from variant_bridge.indexes.urls import check_url
-    from variant_bridge.target_python import resolve_target_python
+    from variant_bridge.jobs.select import choose
 
     if not find_links and index_url is None and not extra_index_urls:
         raise click.UsageError("Give at least one --find-links DIR or --index-url URL.")

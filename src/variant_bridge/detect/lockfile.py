@@ -24,7 +24,7 @@ from variant_bridge.errors import (
     quote,
 )
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata_io import read_wheel_variant_metadata
+from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 
 __all__ = ["LockedEnvironment", "read_lockfile"]
 

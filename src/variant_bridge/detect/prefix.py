@@ -287,7 +287,7 @@ def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistr
             raise
         notes.append(f"{e}; ignored, so where {name} {version} was installed from is unknown")
         direct_url = sha256 = None
-    from variant_bridge.metadata_io import read_dist_info_variant
+    from variant_bridge.indexes.variant_files import read_dist_info_variant
 
     return PythonDistribution(
         name=name,

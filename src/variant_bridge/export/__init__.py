@@ -38,7 +38,7 @@ from variant_bridge.export.model import (
 from variant_bridge.export.wheels_dir import copied_wheels, copy_wheels
 
 if TYPE_CHECKING:
-    from variant_bridge.atomic import NotRegularFileError
+    from variant_bridge.export._atomic import NotRegularFileError
 
 __all__ = [
     "FORMATS",
@@ -243,7 +243,7 @@ def check_target(path: str | os.PathLike[str], *, force: bool = False) -> None:
 
     :raises ExportError: naming *path*.
     """
-    from variant_bridge.atomic import NotRegularFileError, regular_target
+    from variant_bridge.export._atomic import NotRegularFileError, regular_target
 
     try:
         target = regular_target(path)
@@ -273,7 +273,7 @@ def write_export(path: str | os.PathLike[str], text: str, *, force: bool = False
         (``/dev/full``, a FIFO), or it cannot be written (the old file, if any, is left
         untouched).
     """
-    from variant_bridge.atomic import NotRegularFileError, write_atomic
+    from variant_bridge.export._atomic import NotRegularFileError, write_atomic
 
     try:
         write_atomic(path, text, overwrite=force)
@@ -311,7 +311,7 @@ def read_manifest(path: str | os.PathLike[str]) -> str:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
-    from variant_bridge.atomic import NotRegularFileError, regular_target
+    from variant_bridge.export._atomic import NotRegularFileError, regular_target
 
     target = Path(path)
     try:

@@ -732,7 +732,7 @@ def _activation_env(
     the GPU it runs on).
     """
     from variant_bridge.translate import supported_properties
-    from variant_bridge.uv_env import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABLE, uv_settings
+    from variant_bridge.uv_settings import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABLE, uv_settings
 
     if declaration.cuda is None:
         return ((DRIVER_VARIABLE, NO_CUDA), (SM_ARCH_VARIABLE, NO_CUDA))

@@ -200,7 +200,7 @@ def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Envir
     """
     from dataclasses import replace
 
-    from variant_bridge.metadata_io import read_wheel_variant_metadata
+    from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 
     packages = []
     for dist in env.python_packages:

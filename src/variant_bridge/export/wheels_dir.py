@@ -76,7 +76,7 @@ def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
 def _copy(
     requirement: PipRequirement, directory: Path, scratch: Path, *, overwrite: bool
 ) -> tuple[Path, str]:
-    from variant_bridge.atomic import HashMismatch, NotRegularFileError, copy_atomic
+    from variant_bridge.export._atomic import HashMismatch, NotRegularFileError, copy_atomic
     from variant_bridge.indexes.download import file_sha256
 
     assert requirement.url is not None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.metadata.model import VariantMetadata
 from variant_bridge.properties import VariantDescription
 
 __all__ = ["Candidate", "IndexFile", "PackageFiles"]

@@ -41,7 +41,7 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import findlinks, simple
 from variant_bridge.indexes.candidates import Candidate, IndexFile, PackageFiles
 from variant_bridge.indexes.download import download, fetch, url_to_path
-from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.metadata.model import VariantMetadata
 
 __all__ = ["find_candidates", "variants_json_name"]
 
@@ -301,7 +301,7 @@ def _choose_version(
 
 
 def _read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | None, list[str]]:
-    from variant_bridge import metadata
+    from variant_bridge.metadata import parse as metadata
 
     merged: VariantMetadata | None = None
     where: list[str] = []
@@ -363,7 +363,8 @@ def _complete_metadata(
     cache_dir: Path | None,
 ) -> tuple[VariantMetadata | None, dict[str, str]]:
     """Read ``variant.json`` from one wheel per label *meta* lacks; return problems per label."""
-    from variant_bridge import metadata, metadata_io
+    from variant_bridge.indexes import variant_files as metadata_io
+    from variant_bridge.metadata import parse as metadata
 
     known = set(meta.labels) if meta is not None else set()
     # Every wheel of a label carries the same variant.json (PEP 825), so one per label will do:

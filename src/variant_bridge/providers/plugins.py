@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from variant_bridge.mappings import CpuTable, NvidiaTable
     from variant_bridge.providers.protocol import FeatureConfigType, PluginType
-    from variant_bridge.supported import SupportedProperties
+    from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
     "NAMESPACES",

@@ -21,7 +21,7 @@ from variant_bridge.mappings import (
     validate_tables,
 )
 
-MAPPINGS_DIR = Path(__file__).resolve().parents[1] / "mappings"
+MAPPINGS_DIR = Path(mappings.__file__).resolve().parent
 NV_DRIVER = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
 NV_ARCH = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 
@@ -45,10 +45,8 @@ def test_shipped_tables_validate(raw: dict[str, Any]) -> None:
     assert parse_tables(raw) == load_tables()
 
 
-def test_load_tables_reads_the_checkout_mappings_when_not_packaged(tables: MappingTables) -> None:
-    # The dev venv is an editable install: no variant_bridge/_mappings, so mappings/ is read.
-    assert Path(str(mappings._tables_dir())) == MAPPINGS_DIR
-    assert load_tables() is tables  # read once per process
+def test_load_tables_reads_once_per_process(tables: MappingTables) -> None:
+    assert load_tables() is tables
 
 
 def test_nvidia_table_holds_the_provider_ranges(tables: MappingTables) -> None:
@@ -328,6 +326,5 @@ def test_invalid_yaml_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
     for name in TABLE_FILES:
         (tmp_path / name).write_text((MAPPINGS_DIR / name).read_text(encoding="utf-8"))
     (tmp_path / "x86_64.yaml").write_text("namespace: [unclosed\n")
-    monkeypatch.setattr(mappings, "_tables_dir", lambda: tmp_path)
     with pytest.raises(MappingTableError, match=r"^x86_64\.yaml: invalid YAML: "):
-        load_tables.__wrapped__()
+        mappings.read_tables(tmp_path)

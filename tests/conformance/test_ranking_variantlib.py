@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from variantlib.api import get_variants_by_priority
 
-from variant_bridge.metadata_model import Provider, StaticFeature
+from variant_bridge.metadata.model import Provider, StaticFeature
 from variant_bridge.properties import NULL_LABEL, VariantDescription
 from variant_bridge.select import rank_variants
-from variant_bridge.supported import SupportedProperties
+from variant_bridge.translate.supported import SupportedProperties
 
 NAMESPACES = ("nvidia", "x86_64", "aarch64", "blas")
 FEATURES = ("f0", "f1", "f2", "f3")

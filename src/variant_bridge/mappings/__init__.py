@@ -17,19 +17,14 @@ import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 import yaml
 from packaging.utils import NormalizedName, canonicalize_name
 
 from variant_bridge.errors import MappingTableError
 from variant_bridge.properties import FEATURE_RE, NAMESPACE_RE, VALUE_RE
-
-if TYPE_CHECKING:
-    # importlib.resources.abc is 3.11+; this alias is only for the type checker.
-    from importlib.abc import Traversable
 
 __all__ = [
     "CPU_TABLE_FILES",
@@ -49,6 +44,7 @@ __all__ = [
     "SubdirInfo",
     "load_tables",
     "parse_tables",
+    "read_tables",
     "validate_tables",
 ]
 
@@ -391,23 +387,17 @@ class MappingTables:
 # --------------------------------------------------------------------------------------------
 
 
-def _tables_dir() -> Path | Traversable:
-    packaged = resources.files("variant_bridge") / "_mappings"
-    if packaged.is_dir():
-        return packaged
-    # An editable install (and a plain source checkout) has no _mappings/: hatch's
-    # force-include only applies when the wheel is built, and editable wheels map src/ only.
-    # The tables then live in the checkout's mappings/ next to src/.
-    return Path(__file__).resolve().parents[2] / "mappings"
-
-
 @functools.cache
 def load_tables() -> MappingTables:
-    """Read and validate the packaged tables (once per process).
+    """The packaged tables, read and validated once per process.
 
     :raises MappingTableError: listing every problem, when a file is missing or invalid.
     """
-    directory = _tables_dir()
+    return read_tables(resources.files(__name__))
+
+
+def read_tables(directory: Any) -> MappingTables:
+    """Read and validate the tables in *directory* (a path or an importlib resource)."""
     raw: dict[str, Any] = {}
     problems: list[str] = []
     for name in TABLE_FILES:

@@ -29,8 +29,8 @@ from variantlib.variants_json import VariantsJson
 
 from variant_bridge.errors import InvalidMetadata, InvalidProperty, InvalidWheelFilename
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata import metadata_to_json, parse_variant_metadata
-from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.metadata.model import VariantMetadata
+from variant_bridge.metadata.parse import metadata_to_json, parse_variant_metadata
 from variant_bridge.properties import (
     VariantDescription,
     VariantFeature,
@@ -38,7 +38,7 @@ from variant_bridge.properties import (
     validate_label,
 )
 
-DATA = Path(__file__).parent / "data" / "metadata"
+DATA = Path(__file__).resolve().parents[1] / "data" / "metadata"
 VL_SCHEMA = vl_constants.VARIANT_INFO_SCHEMA_URL
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

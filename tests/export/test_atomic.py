@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from variant_bridge import atomic
-from variant_bridge.atomic import CHUNK_SIZE, write_atomic
+from variant_bridge.export import _atomic as atomic
+from variant_bridge.export._atomic import CHUNK_SIZE, write_atomic
 
 OLD = b"name: old\n" * 10
 NEW = "name: new\n" * (3 * CHUNK_SIZE // 10)  # several chunks, so a failure can hit mid-write

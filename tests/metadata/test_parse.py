@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from variant_bridge.errors import InvalidMetadata
-from variant_bridge.metadata import (
+from variant_bridge.metadata.model import Dialect, Provider, StaticFeature, VariantMetadata
+from variant_bridge.metadata.parse import (
     SCHEMA_URLS,
     convert_metadata,
     dialect_of_schema,
@@ -20,10 +21,9 @@ from variant_bridge.metadata import (
     read_variant_json,
     single_variant,
 )
-from variant_bridge.metadata_model import Dialect, Provider, StaticFeature, VariantMetadata
 from variant_bridge.properties import VariantDescription
 
-DATA = Path(__file__).parent / "data" / "metadata"
+DATA = Path(__file__).resolve().parents[1] / "data" / "metadata"
 HOST = "https://variants-schema.wheelnext.dev/"
 DIALECTS: tuple[Dialect, ...] = ("pep817", "pep825", "variantlib", "pep850")
 NVIDIA = Provider(

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from variant_bridge.environment import CudaPolicy, Environment, Source
-from variant_bridge.supported import SupportedProperties
+from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
     "DRIVER_VARIABLE",

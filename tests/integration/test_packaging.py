@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT: dict[str, Any] = tomlkit.loads((ROOT / "pyproject.toml").read_text()).unwrap()
 PROJECT = PYPROJECT["project"]
 RECIPE = ROOT / "recipes" / "variant-bridge" / "recipe.yaml"
@@ -88,7 +88,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", MAPPING_FILES)
 def test_wheel_ships_mapping_tables(wheel: Path, name: str) -> None:
     with zipfile.ZipFile(wheel) as zf:
-        data = zf.read(f"variant_bridge/_mappings/{name}")
+        data = zf.read(f"variant_bridge/mappings/{name}")
     assert yaml.safe_load(data), f"{name} is empty in the wheel"
 
 

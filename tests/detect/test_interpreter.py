@@ -9,14 +9,10 @@ from pathlib import Path
 import pytest
 from packaging.tags import Tag
 
+from variant_bridge.detect.interpreter import resolve_target_python
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.errors import InvalidTarget
-from variant_bridge.target_python import (
-    TargetPython,
-    platform_tags,
-    resolve_target_python,
-    target_tags,
-)
+from variant_bridge.platform_tags import TargetPython, platform_tags, target_tags
 
 LINUX = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
 
@@ -117,7 +113,7 @@ def test_a_hanging_interpreter_times_out_and_leaves_nothing_running(
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\nsleep {marker}\n")
     fake.chmod(0o755)
-    monkeypatch.setattr("variant_bridge.target_python._PROBE_TIMEOUT", 1)
+    monkeypatch.setattr("variant_bridge.detect.interpreter._PROBE_TIMEOUT", 1)
     with pytest.raises(InvalidTarget, match=r"no answer within 1 s"):
         resolve_target_python(str(fake), LINUX)
     assert not [p for p in _command_lines() if f"sleep {marker}" in p]

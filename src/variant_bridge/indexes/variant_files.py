@@ -14,8 +14,8 @@ from pathlib import Path
 
 from variant_bridge.errors import InvalidMetadata
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata import read_variant_json, single_variant
-from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.metadata.model import VariantMetadata
+from variant_bridge.metadata.parse import read_variant_json, single_variant
 from variant_bridge.properties import VariantDescription
 
 __all__ = [

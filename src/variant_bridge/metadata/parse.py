@@ -1,7 +1,7 @@
 """Read and write variant metadata (``variant.json``, ``{name}-{version}-variants.json``), pure.
 
 Four dialects are met in the wild; each normalises into one
-:class:`~variant_bridge.metadata_model.VariantMetadata`:
+:class:`~variant_bridge.metadata.model.VariantMetadata`:
 
 - ``pep817`` (``v0.0.3.json``): providers with ``enable-if`` / ``install-time`` / ``optional`` /
   ``plugin-api`` / ``requires``, ``default-priorities.{namespace,feature,property}`` and a top-level
@@ -19,7 +19,7 @@ whose one-line message names the source and the key path::
 
     variants.json: variants.cu128.nvidia.sm_arch[1]: invalid value 'SM90': must match [a-z0-9_.]+
 
-Nothing here touches files; :mod:`variant_bridge.metadata_io` reads paths and wheels.
+Nothing here touches files; :mod:`variant_bridge.indexes.variant_files` reads paths and wheels.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Final, NoReturn, TypeVar
 
 from variant_bridge.errors import InvalidMetadata
-from variant_bridge.metadata_model import Dialect, Provider, StaticFeature, VariantMetadata
+from variant_bridge.metadata.model import Dialect, Provider, StaticFeature, VariantMetadata
 from variant_bridge.properties import (
     FEATURE_RE,
     LABEL_RE,

@@ -43,7 +43,7 @@ from variant_bridge.mappings import (
     load_tables,
 )
 from variant_bridge.properties import FEATURE_RE, VariantProperty
-from variant_bridge.supported import SupportedFeature, SupportedProperties
+from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 from variant_bridge.virtual_packages import (
     VERSION_SHAPES,
     applies_to,

@@ -11,11 +11,11 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
-from variant_bridge.choose import choose
 from variant_bridge.environment import Environment, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexError_, InstallError
 from variant_bridge.install import find_uv, install, plan_install
-from variant_bridge.target_python import TargetPython
+from variant_bridge.jobs.select import choose
+from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import host_subdir
 
 pytestmark = pytest.mark.slow

@@ -9,10 +9,10 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
-from variant_bridge.choose import choose, parse_request
 from variant_bridge.environment import CondaRecord, Environment, Toolkit, VirtualPackage
 from variant_bridge.errors import InvalidTarget, SelectionError
-from variant_bridge.target_python import TargetPython
+from variant_bridge.jobs.select import choose, parse_request
+from variant_bridge.platform_tags import TargetPython
 
 PY = TargetPython("3.12.7")
 BASE = (

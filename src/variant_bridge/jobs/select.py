@@ -27,12 +27,12 @@ from variant_bridge.indexes import Candidate, PackageFiles, find_candidates
 from variant_bridge.indexes.download import download, fetch, url_to_path
 from variant_bridge.indexes.urls import check_find_links, check_url
 from variant_bridge.mappings import MappingTables, load_tables
-from variant_bridge.metadata_model import VariantMetadata
+from variant_bridge.metadata.model import VariantMetadata
+from variant_bridge.platform_tags import TargetPython, target_tags
 from variant_bridge.properties import NULL_LABEL
 from variant_bridge.select import Selection, VariantRanker, Verdict, select_wheel
-from variant_bridge.supported import SupportedProperties
-from variant_bridge.target_python import TargetPython, target_tags
 from variant_bridge.translate import explain_unsupported, supported_properties
+from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
     "Duplicate",

@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 
 from variant_bridge.errors import InvalidMetadata, InvalidWheelFilename
-from variant_bridge.metadata import parse_variant_metadata
-from variant_bridge.metadata_io import (
+from variant_bridge.indexes.variant_files import (
     VARIANT_JSON,
     load_variant_metadata,
     read_dist_info_variant,
     read_wheel_variant_metadata,
 )
+from variant_bridge.metadata.parse import parse_variant_metadata
 from variant_bridge.properties import VariantDescription
 
-DATA = Path(__file__).parent / "data" / "metadata"
+DATA = Path(__file__).resolve().parents[1] / "data" / "metadata"
 CU128 = VariantDescription.parse("cu128: nvidia :: cuda_version_lower_bound :: 12.8")
 
 

@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
-from variant_bridge.supported import SupportedFeature, SupportedProperties
-from variant_bridge.uv_env import (
+from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
+from variant_bridge.uv_settings import (
     DRIVER_VARIABLE,
     NO_CUDA,
     NO_GPU_ARCH,
