@@ -6,9 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.worlds.channel import Channel, base_packages, cuda_packages, microarch_packages
 from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, solve
+
+# CI never goes red at random: there, hypothesis runs a fixed, derandomized sequence and keeps no
+# example database (a failure found once would otherwise replay forever). Locally it explores.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 # Variables that change detection; tests start without them so the host cannot leak in.
 _DETECTION_PREFIXES = ("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX")

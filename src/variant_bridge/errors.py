@@ -7,17 +7,20 @@ came from and what was expected.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "DetectionError",
     "ExportError",
-    "IndexError_",
+    "HashMismatch",
+    "IndexReadError",
     "InstallError",
     "InvalidMetadata",
     "InvalidProperty",
     "InvalidTarget",
     "InvalidWheelFilename",
     "MappingTableError",
-    "ProviderError",
+    "NotRegularFileError",
     "SelectionError",
     "VariantBridgeError",
     "clip",
@@ -76,7 +79,7 @@ class DetectionError(VariantBridgeError):
     """The environment (machine, prefix, lock file) could not be read."""
 
 
-class IndexError_(VariantBridgeError):  # noqa: N801 - avoid shadowing the builtin IndexError
+class IndexReadError(VariantBridgeError):
     """A package index or find-links directory could not be read."""
 
 
@@ -92,5 +95,21 @@ class ExportError(VariantBridgeError):
     """An environment could not be exported."""
 
 
-class ProviderError(VariantBridgeError):
-    """A variant provider plugin could not answer."""
+class NotRegularFileError(VariantBridgeError, OSError):
+    """A file to write or read exists and is not a regular file (a device, a FIFO, a directory).
+
+    Renaming over it would replace ``/dev/full`` or a named pipe with a plain file, so it is
+    refused. :attr:`kind` says what it is (``"a FIFO"``).
+    """
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
+        self.kind = kind
+
+
+class HashMismatch(VariantBridgeError, ValueError):
+    """Bytes read or copied do not have the expected sha256."""
+
+    def __init__(self, source: str, expected: str, actual: str) -> None:
+        super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
+        self.source, self.expected, self.actual = source, expected, actual

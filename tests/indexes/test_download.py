@@ -10,7 +10,7 @@ import pytest
 
 from tests.indexes.conftest import World
 from tests.worlds.index_server import IndexServer, closed_port_url
-from variant_bridge.errors import IndexError_, InstallError
+from variant_bridge.errors import IndexReadError, InstallError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, download
 from variant_bridge.indexes.download import file_sha256, split_hash_fragment
@@ -83,7 +83,7 @@ def test_fetch_errors_name_the_url(
     index: IndexServer, tmp_path: Path, make_url: object, reason: str
 ) -> None:
     url = make_url(index)  # type: ignore[operator]
-    with pytest.raises(IndexError_) as raised:
+    with pytest.raises(IndexReadError) as raised:
         download(candidate(url, name="nosuch-1.0-py3-none-any.whl"), tmp_path)
     assert str(raised.value) == f"cannot fetch {url}: {reason}"
     assert list(tmp_path.iterdir()) == []
@@ -91,7 +91,7 @@ def test_fetch_errors_name_the_url(
 
 def test_missing_local_file(tmp_path: Path) -> None:
     url = (tmp_path / WHEEL).as_uri()
-    with pytest.raises(IndexError_, match=r"cannot read .*: no such file or directory"):
+    with pytest.raises(IndexReadError, match=r"cannot read .*: no such file or directory"):
         download(candidate(url), tmp_path / "dl")
 
 

@@ -14,7 +14,7 @@ import pytest
 from tests.indexes.conftest import CU126, CU128, DIALECTS, World
 from tests.worlds.index_server import IndexServer, closed_port_url
 from variant_bridge.errors import (
-    IndexError_,
+    IndexReadError,
     InstallError,
     InvalidMetadata,
     InvalidTarget,
@@ -307,7 +307,7 @@ def test_unknown_project_names_the_sources(world: World, index: IndexServer) -> 
 
 def test_unreachable_index_is_one_line_with_the_reason() -> None:
     url = closed_port_url()
-    with pytest.raises(IndexError_) as raised:
+    with pytest.raises(IndexReadError) as raised:
         find_candidates("tinyvar", index_urls=[url], python_version=PY)
     assert str(raised.value) == f"cannot fetch {url}tinyvar/: connection refused"
 
@@ -324,7 +324,7 @@ def test_index_errors_other_than_404_are_raised(
 ) -> None:
     with (
         index.configured(status={"/simple/tinyvar/": status}),
-        pytest.raises(IndexError_, match=re.escape(f"{index.url}tinyvar/: {reason}")),
+        pytest.raises(IndexReadError, match=re.escape(f"{index.url}tinyvar/: {reason}")),
     ):
         find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
 
@@ -332,13 +332,13 @@ def test_index_errors_other_than_404_are_raised(
 def test_missing_variants_json_file_is_an_index_error(index: IndexServer) -> None:
     with (
         index.configured(status={"/files/tinyvar-1.0.0-variants.json": 404}),
-        pytest.raises(IndexError_, match=r"tinyvar-1\.0\.0-variants\.json: HTTP 404"),
+        pytest.raises(IndexReadError, match=r"tinyvar-1\.0\.0-variants\.json: HTTP 404"),
     ):
         find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
 
 
 def test_missing_find_links_directory(tmp_path: Path) -> None:
-    with pytest.raises(IndexError_, match=r"find-links directory '.*/nowhere' does not exist"):
+    with pytest.raises(IndexReadError, match=r"find-links directory '.*/nowhere' does not exist"):
         find_candidates("tinyvar", find_links=[tmp_path / "nowhere"], python_version=PY)
 
 

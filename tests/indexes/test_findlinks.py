@@ -9,7 +9,7 @@ import pytest
 from tests.indexes.conftest import World
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_wheel
-from variant_bridge.errors import IndexError_
+from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes.findlinks import list_find_links, location_name, wheel_requires_python
 
 
@@ -85,7 +85,7 @@ def test_links_page(world: World, index: IndexServer) -> None:
 )  # fmt: skip
 def test_bad_locations(tmp_path: Path, make: object, message: str) -> None:
     location = make(tmp_path)  # type: ignore[operator]
-    with pytest.raises(IndexError_, match=message):
+    with pytest.raises(IndexReadError, match=message):
         list_find_links(location)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.indexes.conftest import World
 from tests.worlds.index_server import HTML_TYPE, JSON_TYPE, IndexServer
-from variant_bridge.errors import IndexError_
+from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes.download import Response, fetch
 from variant_bridge.indexes.simple import (
     ACCEPT,
@@ -54,7 +54,7 @@ def test_content_negotiation(
 def test_json_only_index_refuses_an_html_client(index: IndexServer) -> None:
     with (
         index.configured(forms=("json",)),
-        pytest.raises(IndexError_, match=r"tinyvar/: HTTP 406 Not Acceptable"),
+        pytest.raises(IndexReadError, match=r"tinyvar/: HTTP 406 Not Acceptable"),
     ):
         fetch(f"{index.url}tinyvar/", accept="text/html")
 
@@ -115,7 +115,7 @@ def test_file_index_reads_index_html(world: World, index: IndexServer, tmp_path:
 )  # fmt: skip
 def test_bad_pages_are_index_errors(content_type: str, body: bytes, message: str) -> None:
     response = Response("http://i/p/", body, content_type)
-    with pytest.raises(IndexError_, match=message) as raised:
+    with pytest.raises(IndexReadError, match=message) as raised:
         parse_project_page(response, "p", source="http://i/")
     assert "\n" not in str(raised.value)
 

@@ -12,7 +12,7 @@ import pytest
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Toolkit, VirtualPackage
-from variant_bridge.errors import IndexError_, InstallError
+from variant_bridge.errors import IndexReadError, InstallError
 from variant_bridge.install import find_uv, install, plan_install
 from variant_bridge.jobs.select import choose
 from variant_bridge.platform_tags import TargetPython
@@ -136,7 +136,7 @@ def test_unreachable_index_at_download_installs_nothing(wheels: Path, tmp_path: 
     with IndexServer(wheels) as index:
         choices = choose(["gpupkg"], env=ENV, python=target, index_urls=[index.url])
         plan = plan_install(choices, python=target, installer="uv", index_urls=[index.url])
-    with pytest.raises(IndexError_, match="cannot"):
+    with pytest.raises(IndexReadError, match="cannot"):
         install(plan)  # the server is gone
     assert "gpupkg" not in _installed(target)
 

@@ -28,6 +28,8 @@ import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from variant_bridge.errors import HashMismatch, NotRegularFileError
+
 __all__ = [
     "CHUNK_SIZE",
     "HashMismatch",
@@ -46,26 +48,6 @@ fault_hook: Callable[[Path, int], None] | None = None
 A test sets it (``monkeypatch.setattr(atomic, "fault_hook", ...)``) and raises from it to simulate a
 full disk or a crash mid-write; production code never sets it.
 """
-
-
-class NotRegularFileError(OSError):
-    """The target exists and is not a regular file (a device, a FIFO, a directory, ...).
-
-    Renaming over it would replace ``/dev/full`` or a named pipe with a plain file, so it is
-    refused. :attr:`kind` says what it is (``"a FIFO"``).
-    """
-
-    def __init__(self, path: str, kind: str) -> None:
-        super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
-        self.kind = kind
-
-
-class HashMismatch(ValueError):
-    """The bytes copied by :func:`copy_atomic` do not have the expected sha256."""
-
-    def __init__(self, source: str, expected: str, actual: str) -> None:
-        super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
-        self.source, self.expected, self.actual = source, expected, actual
 
 
 _KINDS = (

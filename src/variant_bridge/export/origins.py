@@ -229,7 +229,7 @@ def establish_origins(
 ) -> tuple[WheelOrigin, ...]:
     """The origin of every variant wheel in *env*, in the order of ``env.python_packages``.
 
-    :raises IndexError_: a given find-links directory or index cannot be read.
+    :raises IndexReadError: a given find-links directory or index cannot be read.
     :raises DetectionError: a ``direct_url.json`` is corrupt.
     """
     python = env.python or _running_python()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from variant_bridge import __version__
-from variant_bridge.errors import IndexError_, InstallError
+from variant_bridge.errors import IndexReadError, InstallError
 from variant_bridge.indexes.candidates import Candidate
 
 __all__ = [
@@ -106,7 +106,7 @@ def _open(url: str, *, accept: str | None) -> IO[bytes]:
     except (urllib.error.URLError, OSError, ValueError) as e:
         if isinstance(e, urllib.error.HTTPError):
             e.close()  # it holds the open response (and its socket)
-        raise IndexError_(f"cannot fetch {url}: {_reason(e)}") from e
+        raise IndexReadError(f"cannot fetch {url}: {_reason(e)}") from e
     return response
 
 
@@ -115,11 +115,11 @@ def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) ->
 
     :param accept: the ``Accept`` header to send (content negotiation, PEP 691).
     :param not_found_ok: return ``None`` on HTTP 404 (or a missing local file) instead of raising.
-    :raises IndexError_: naming the URL and the reason, e.g. ``connection refused``.
+    :raises IndexReadError: naming the URL and the reason, e.g. ``connection refused``.
     """
     try:
         response = _open(url, accept=accept)
-    except IndexError_ as e:
+    except IndexReadError as e:
         cause = e.__cause__
         missing = (isinstance(cause, urllib.error.HTTPError) and cause.code == 404) or (
             isinstance(cause, urllib.error.URLError) and isinstance(cause.reason, FileNotFoundError)
@@ -131,7 +131,7 @@ def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) ->
         try:
             body = response.read()
         except OSError as e:
-            raise IndexError_(f"cannot read {url}: {_reason(e)}") from e
+            raise IndexReadError(f"cannot read {url}: {_reason(e)}") from e
         headers = getattr(response, "headers", None)
         content_type = headers.get_content_type() if headers is not None else ""
         charset = headers.get_content_charset() if headers is not None else None
@@ -146,7 +146,7 @@ def _open_source(url: str) -> IO[bytes]:
         try:
             return open(path, "rb")  # the caller closes it
         except OSError as e:
-            raise IndexError_(f"cannot read {path}: {_reason(e)}") from e
+            raise IndexReadError(f"cannot read {path}: {_reason(e)}") from e
     return _open(url, accept=None)
 
 
@@ -168,7 +168,7 @@ def download(candidate: Candidate, dest_dir: Path) -> Path:
     :returns: the path of the downloaded wheel, ``dest_dir / candidate.name``.
     :raises InstallError: the content does not match the advertised sha256 (naming the file, the
         expected and the actual hash); nothing is left in *dest_dir*.
-    :raises IndexError_: the file cannot be fetched (naming the URL and the reason).
+    :raises IndexReadError: the file cannot be fetched (naming the URL and the reason).
     """
     dest_dir.mkdir(parents=True, exist_ok=True)
     target = dest_dir / candidate.name
@@ -185,7 +185,7 @@ def download(candidate: Candidate, dest_dir: Path) -> Path:
                 try:
                     actual = _copy_hashing(source, out)
                 except OSError as e:
-                    raise IndexError_(f"cannot download {url}: {_reason(e)}") from e
+                    raise IndexReadError(f"cannot download {url}: {_reason(e)}") from e
             if expected is not None and actual != expected:
                 raise InstallError(
                     f"hash mismatch for {candidate.name} from {url}: expected sha256 {expected}, "

@@ -30,7 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.errors import (
-    IndexError_,
+    IndexReadError,
     InstallError,
     InvalidMetadata,
     InvalidTarget,
@@ -311,7 +311,7 @@ def _read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | 
             try:
                 body = file.path.read_bytes()
             except OSError as e:
-                raise IndexError_(f"cannot read {location}: {e.strerror}") from e
+                raise IndexReadError(f"cannot read {location}: {e.strerror}") from e
         else:
             response = fetch(file.url)
             assert response is not None  # fetch returns None only when not_found_ok
@@ -440,7 +440,7 @@ def find_candidates(
     :param tags: the target interpreter's tags: the version chosen is then the highest with a
         wheel for them (older versions are not considered when no version has one).
     :raises SelectionError: no files for the project, or none usable (the message lists why).
-    :raises IndexError_: a source cannot be read (naming the URL or path and the reason).
+    :raises IndexReadError: a source cannot be read (naming the URL or path and the reason).
     :raises InvalidMetadata: a ``variants.json`` or ``variant.json`` is malformed (naming it).
     :raises InstallError: a wheel downloaded for its metadata does not match its hash.
     """

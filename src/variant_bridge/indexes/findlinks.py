@@ -15,7 +15,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import IndexError_
+from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes.candidates import IndexFile
 from variant_bridge.indexes.download import fetch, url_to_path
 from variant_bridge.indexes.simple import parse_links_page
@@ -61,11 +61,11 @@ def _list_directory(directory: Path, source: str, project: str | None) -> list[I
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except FileNotFoundError:
-        raise IndexError_(f"find-links directory {source!r} does not exist") from None
+        raise IndexReadError(f"find-links directory {source!r} does not exist") from None
     except NotADirectoryError:
-        raise IndexError_(f"find-links location {source!r} is not a directory") from None
+        raise IndexReadError(f"find-links location {source!r} is not a directory") from None
     except OSError as e:
-        raise IndexError_(f"cannot list find-links directory {source!r}: {e.strerror}") from e
+        raise IndexReadError(f"cannot list find-links directory {source!r}: {e.strerror}") from e
     files: list[IndexFile] = []
     for entry in entries:
         if not entry.is_file() or entry.name.startswith("."):
@@ -104,7 +104,7 @@ def list_find_links(
         HTML page of links.
     :param project: read ``Requires-Python`` only from this project's wheels (a big directory
         of other projects' wheels is then not opened); ``None``: from every wheel.
-    :raises IndexError_: the directory does not exist or the page cannot be fetched.
+    :raises IndexReadError: the directory does not exist or the page cannot be fetched.
     """
     text = os.fspath(location)
     source = location_name(location)

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import IndexError_
+from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes.candidates import IndexFile
 from variant_bridge.indexes.download import Response, fetch, url_to_path
 
@@ -64,7 +64,7 @@ def parse_project_page(
 ) -> list[IndexFile]:
     """Parse a project page in whichever form the server sent (JSON or HTML).
 
-    :raises IndexError_: the page is neither form, or does not parse.
+    :raises IndexReadError: the page is neither form, or does not parse.
     """
     from pypi_simple import ProjectPage
 
@@ -83,15 +83,15 @@ def parse_project_page(
                     project, response.body, base_url=url, from_encoding=response.charset
                 )
             else:
-                raise IndexError_(
+                raise IndexReadError(
                     f"unsupported content type {response.content_type!r} from {url}: expected "
                     f"{JSON_CONTENT_TYPE} or text/html"
                 )
-    except IndexError_:
+    except IndexReadError:
         raise
     except Exception as e:  # json, pydantic and pypi-simple errors all mean "bad page"
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise IndexError_(f"invalid simple index page {url}: {reason}") from e
+        raise IndexReadError(f"invalid simple index page {url}: {reason}") from e
     return [_to_index_file(p, source=source, flat=flat) for p in page.packages]
 
 
@@ -107,7 +107,7 @@ def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
                 response.body, base_url=response.url, from_encoding=response.charset
             )
     except Exception as e:
-        raise IndexError_(f"invalid find-links page {response.url}: {e}") from e
+        raise IndexReadError(f"invalid find-links page {response.url}: {e}") from e
     return [
         _to_index_file(DistributionPackage.from_link(link), source=source, flat=True)
         for link in page.links
@@ -120,7 +120,7 @@ def list_project_files(index_url: str, project: str) -> list[IndexFile] | None:
 
     A ``file://`` index is read from ``{project}/index.html``, as pip does.
 
-    :raises IndexError_: the index cannot be reached or answers with an error or a bad page.
+    :raises IndexReadError: the index cannot be reached or answers with an error or a bad page.
     """
     url = project_url(index_url, project)
     if url.startswith("file:"):

@@ -261,7 +261,7 @@ def install(
     """Download and hash-check every wheel of *plan*, then run the installer once.
 
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
-    :raises IndexError_: a wheel cannot be fetched (nothing installed).
+    :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
     assert plan.python.executable is not None  # plan_install() guarantees it
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:

@@ -289,7 +289,7 @@ def choose(
     :param download_to: where a chosen remote wheel may be downloaded to read its requirements
         (for the duplicate check) when the index has no PEP 658 metadata; ``None``: don't.
     :raises InvalidTarget: a malformed request; :raises SelectionError: an unknown package;
-        :raises IndexError_: an unreachable index (see :func:`find_candidates`).
+        :raises IndexReadError: an unreachable index (see :func:`find_candidates`).
     """
     if not find_links and not index_urls:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
