@@ -139,6 +139,8 @@ class Environment:
     python: str | None = None
     origin: str = "this machine"
     notes: tuple[str, ...] = field(default=())
+    prefix: str | None = None
+    """The conda prefix that was read (``--prefix`` or ``$CONDA_PREFIX``), as a path."""
 
     def virtual_package(self, name: str) -> VirtualPackage | None:
         """The virtual package called *name* (``__cuda``), or ``None`` when absent."""

@@ -118,6 +118,7 @@ def detect_environment(
             conda_packages=contents.conda_packages,
             python_packages=contents.python_packages,
             origin=origin,
+            prefix=str(contents.path),
         )
         python = contents.python
         notes.extend(contents.notes)

@@ -244,7 +244,9 @@ def _supported(env: Environment, policy: CudaPolicy, tables: MappingTables) -> S
     for cpu in tables.cpus:
         _cpu_supported(env, cpu, tables, out)
     out.features.extend(_abi_supported(env, tables))
-    return SupportedProperties(tuple(out.features), tuple(out.unsupported), tuple(out.notes))
+    return SupportedProperties(
+        tuple(out.features), tuple(out.unsupported), tuple(out.notes), policy
+    )
 
 
 def _nvidia_supported(

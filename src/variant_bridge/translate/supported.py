@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from variant_bridge.environment import CudaPolicy
 from variant_bridge.properties import VariantFeature, VariantProperty
 
 __all__ = ["SupportedFeature", "SupportedProperties"]
@@ -40,6 +41,8 @@ class SupportedProperties:
     """``(namespace, reason)`` for namespaces the environment cannot satisfy at all."""
     notes: tuple[str, ...] = ()
     """Remarks worth showing a user (e.g. the lowest GPU was used where a provider would not)."""
+    policy: CudaPolicy | None = None
+    """The CUDA policy the values were derived with (decided once, by ``supported_properties``)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -96,4 +99,5 @@ class SupportedProperties:
             self.features + tuple(f for f in other.features if f.namespace not in mine),
             self.unsupported + tuple(u for u in other.unsupported if u[0] not in mine),
             self.notes + other.notes,
+            self.policy,
         )
