@@ -57,10 +57,6 @@ class WheelOrigin:
     source: str
     note: str | None = None
 
-    @property
-    def pinned(self) -> bool:
-        return self.url is not None
-
 
 @dataclass(frozen=True, slots=True)
 class DirectUrl:
