@@ -8,8 +8,8 @@ records shaped like the ones rattler and conda write (60 files each, with ``path
 from an HTTPS URL (``variant.json`` + ``direct_url.json`` with its hash). Then times, in the same
 process and interleaved:
 
-- export: ``prepare_export(prefix=...)`` + rendering environment.yml and pixi.toml (detection,
-  history, origins, translation, the model, both texts);
+- export: ``jobs.export.prepare_export(ExportRequest(Source(prefix=...)))`` + rendering
+  environment.yml and pixi.toml (detection, history, origins, translation, the model, both texts);
 - baseline: ``rattler.PrefixRecord.from_path`` over the same ``conda-meta/*.json`` files.
 
 Prints the medians and the ratio (export / baseline).
@@ -130,14 +130,17 @@ def main() -> None:
 
     import rattler
 
-    from variant_bridge.export import prepare_export, render
+    from variant_bridge.export import render
+    from variant_bridge.jobs.export import ExportRequest, Source, prepare_export
 
     with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
         prefix = build_prefix(Path(tmp), args.records, args.dists)
         paths = sorted((prefix / "conda-meta").glob("*.json"))
 
+        request = ExportRequest(Source(prefix=prefix), environ=OVERRIDES)
+
         def export() -> None:
-            model = prepare_export(prefix=prefix, env=OVERRIDES)
+            model = prepare_export(request)
             render(model, "environment-yml")
             render(model, "pixi-toml")
 
@@ -152,7 +155,7 @@ def main() -> None:
         for _ in range(args.repeats):  # interleaved, so drift hits both alike
             ours += median_seconds(export, 1)
             theirs += median_seconds(baseline, 1)
-        model = prepare_export(prefix=prefix, env=OVERRIDES)
+        model = prepare_export(request)
         ours_median = statistics.median(ours)
         theirs_median = statistics.median(theirs)
         print(

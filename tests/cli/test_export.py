@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,8 +23,8 @@ from tests.export.conftest import OVERRIDES, ExportWorld, build_export_world
 from tests.worlds.channel import Channel
 from variant_bridge.cli import _Group, main
 from variant_bridge.cli.export import export as export_command
-from variant_bridge.export import _atomic as atomic
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
+from variant_bridge.jobs import export as export_job
 
 CLI_MD = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
 
@@ -133,7 +134,11 @@ def test_a_failure_mid_write_leaves_the_old_file_intact(
     def disk_full(_temporary: Path, written: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic, "fault_hook", disk_full)
+    monkeypatch.setattr(  # the file system the command writes to fails
+        export_job,
+        "run_export",
+        functools.partial(export_job.run_export, after_chunk=disk_full),
+    )
     result = cli(*args(world, "-o", str(target), "--force"), env=OVERRIDES)
     assert result.exit_code == 1
     line = one_error_line(result.stderr)
@@ -304,7 +309,7 @@ def test_the_short_forms_and_help(cli: Cli, world: ExportWorld) -> None:
         in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
     )
     help_text = " ".join(cli("export", "--help").stdout.split())
-    assert "The pixi.lock environment. Default: 'default'." in help_text
+    assert "The pixi.lock environment (with --lockfile). Default: 'default'." in help_text
 
 
 def test_an_empty_prefix_exports_empty_lists(cli: Cli, tmp_path: Path) -> None:
@@ -560,7 +565,11 @@ def test_a_write_failure_after_the_copies_removes_them(
         if temporary.name.startswith(".environment.yml."):
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic, "fault_hook", disk_full)
+    monkeypatch.setattr(  # the file system the command writes to fails
+        export_job,
+        "run_export",
+        functools.partial(export_job.run_export, after_chunk=disk_full),
+    )
     target = share / "environment.yml"
     result = cli(
         *args(world, "-o", str(target), "--wheels-dir", str(share / "wheels")), env=OVERRIDES

@@ -10,7 +10,8 @@ from variant_bridge.environment import (
     Toolkit,
     VirtualPackage,
 )
-from variant_bridge.export.model import ExportModel, build_export
+from variant_bridge.export.build import build_export
+from variant_bridge.export.model import ExportModel
 from variant_bridge.export.origins import WheelOrigin
 from variant_bridge.properties import VariantDescription
 

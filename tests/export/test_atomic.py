@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from variant_bridge.errors import HashMismatch, NotRegularFileError
 from variant_bridge.export import _atomic as atomic
 from variant_bridge.export._atomic import CHUNK_SIZE, write_atomic
 
@@ -50,9 +51,7 @@ def test_no_overwrite_refuses_and_leaves_the_file(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == []
 
 
-def test_no_overwrite_catches_a_file_that_appears_during_the_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_no_overwrite_catches_a_file_that_appears_during_the_write(tmp_path: Path) -> None:
     # The up-front check passes; another process creates the file before the final step.
     target = tmp_path / "environment.yml"
 
@@ -60,9 +59,8 @@ def test_no_overwrite_catches_a_file_that_appears_during_the_write(
         if written >= CHUNK_SIZE and not target.exists():
             target.write_bytes(OLD)
 
-    monkeypatch.setattr(atomic, "fault_hook", racing)
     with pytest.raises(FileExistsError):
-        write_atomic(target, NEW, overwrite=False)
+        write_atomic(target, NEW, overwrite=False, after_chunk=racing)
     assert target.read_bytes() == OLD  # the other writer's file is not clobbered
     assert leftovers(tmp_path) == []
 
@@ -76,7 +74,7 @@ def test_no_overwrite_catches_a_file_that_appears_during_the_write(
     ],
 )
 def test_a_failure_mid_write_leaves_the_old_file_byte_for_byte(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int, error: BaseException
+    tmp_path: Path, fail_after: int, error: BaseException
 ) -> None:
     target = tmp_path / "environment.yml"
     target.write_bytes(OLD)
@@ -87,9 +85,8 @@ def test_a_failure_mid_write_leaves_the_old_file_byte_for_byte(
         if written >= fail_after:
             raise error
 
-    monkeypatch.setattr(atomic, "fault_hook", fail)
     with pytest.raises(type(error)):
-        write_atomic(target, NEW)
+        write_atomic(target, NEW, after_chunk=fail)
     assert target.read_bytes() == OLD
     assert target.stat().st_ino == before.st_ino  # not even replaced by a copy
     assert leftovers(tmp_path) == []
@@ -146,7 +143,7 @@ def test_a_target_that_is_not_a_regular_file_is_refused(
 ) -> None:
     target = special(tmp_path, kind)
     before = os.stat(target).st_mode
-    with pytest.raises(atomic.NotRegularFileError) as info:
+    with pytest.raises(NotRegularFileError) as info:
         write_atomic(target, NEW, overwrite=overwrite)
     assert info.value.kind.startswith(what)
     assert os.stat(target).st_mode == before  # still the FIFO / directory it was
@@ -170,7 +167,7 @@ def test_a_copy_with_the_wrong_hash_changes_nothing(tmp_path: Path) -> None:
     source.write_bytes(b"new bytes")
     target = tmp_path / "copy.whl"
     target.write_bytes(OLD)
-    with pytest.raises(atomic.HashMismatch) as info:
+    with pytest.raises(HashMismatch) as info:
         atomic.copy_atomic(source, target, sha256="00" * 32)
     assert info.value.expected == "00" * 32
     assert target.read_bytes() == OLD
@@ -179,6 +176,6 @@ def test_a_copy_with_the_wrong_hash_changes_nothing(tmp_path: Path) -> None:
 
 def test_a_fifo_is_never_read_as_a_copy_source(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
-    with pytest.raises(atomic.NotRegularFileError):
+    with pytest.raises(NotRegularFileError):
         atomic.copy_atomic(tmp_path / "pipe", tmp_path / "copy.whl")
     assert not (tmp_path / "copy.whl").exists()

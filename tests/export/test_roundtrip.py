@@ -20,11 +20,13 @@ from tests.export.conftest import (
     SOLVE_VIRTUAL_PACKAGES,
     UV,
     ExportWorld,
+    export_prefix,
     installed_label,
 )
 from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
-from variant_bridge.export import environment_yml, pixi_toml, prepare_export, render
+from variant_bridge.export import environment_yml, pixi_toml, render
+from variant_bridge.jobs.export import ExportRequest, Source, prepare_export
 from variant_bridge.translate import supported_properties
 from variant_bridge.uv_settings import uv_settings
 
@@ -67,9 +69,7 @@ def resolve(world: ExportWorld, specs: list[str]) -> set[tuple[str, str, str]]:
 def test_exported_conda_dependencies_resolve_to_the_same_packages(
     export_world: ExportWorld, options: dict[str, bool]
 ) -> None:
-    model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES, **options
-    )
+    model = export_prefix(export_world, **options)
     specs = conda_specs(render(model, "environment-yml"))
     assert any(s.startswith("cuda-version=12.6") for s in specs)
     assert any(s.startswith("__cuda ") for s in specs)  # the host requirement is solvable too
@@ -84,9 +84,7 @@ def test_the_host_requirements_reject_a_machine_the_wheels_cannot_run_on(
     from rattler import MatchSpec
     from rattler.exceptions import SolverError
 
-    model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
-    )
+    model = export_prefix(export_world)
     specs = conda_specs(render(model, "environment-yml"))
     old_driver = [v for v in SOLVE_VIRTUAL_PACKAGES if not v.startswith("__cuda=")]
     with pytest.raises(SolverError, match="__cuda"):
@@ -101,9 +99,7 @@ def file_of(url: str) -> Path:
 def test_every_pip_line_parses_and_direct_references_hash_to_their_files(
     export_world: ExportWorld,
 ) -> None:
-    model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
-    )
+    model = export_prefix(export_world)
     lines = pip_lines(render(model, "environment-yml"))
     assert lines[0] == f"--find-links {export_world.wheels.as_uri()}"
     requirements = [Requirement(line) for line in lines if not line.startswith("--")]
@@ -122,10 +118,10 @@ def test_every_pip_line_parses_and_direct_references_hash_to_their_files(
 def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
     export_world: ExportWorld,
 ) -> None:
-    from_prefix = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
+    from_prefix = export_prefix(export_world)
+    from_lock = prepare_export(
+        ExportRequest(Source(lockfile=export_world.lockfile), environ=OVERRIDES)
     )
-    from_lock = prepare_export(lockfile=export_world.lockfile, env=OVERRIDES)
     prefix_yml = environment_yml.to_dict(from_prefix)
     lock_yml = environment_yml.to_dict(from_lock)
     assert prefix_yml["channels"] == lock_yml["channels"]
@@ -155,9 +151,7 @@ NO_GPU = {**OVERRIDES, "CONDA_OVERRIDE_CUDA": "", "CONDA_OVERRIDE_CUDA_ARCH": ""
 def test_the_pixi_manifest_matches_the_environment(
     export_world: ExportWorld, machine: dict[str, str], tmp_path: Path
 ) -> None:
-    model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=machine
-    )
+    model = export_prefix(export_world, environ=machine)
     manifest = tomllib.loads(render(model, "pixi-toml"))
     assert manifest["pypi-dependencies"] == {
         "gpuext": {"path": str(export_world.installed["gpuext"])},
@@ -218,9 +212,7 @@ def test_the_pixi_manifest_matches_the_environment(
 def test_the_declared_platform_solves_the_pinned_packages(export_world: ExportWorld) -> None:
     from rattler import MatchSpec
 
-    model = prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
-    )
+    model = export_prefix(export_world)
     declared = model.platform_declaration
     vps = [v for v in SOLVE_VIRTUAL_PACKAGES if not v.startswith(("__cuda=", "__cuda_arch="))]
     vps += [f"__cuda={declared.cuda}", f"__cuda_arch={declared.cuda_arch}"]
@@ -239,12 +231,7 @@ def test_from_history_pins_the_toolkit_the_user_never_asked_for(world_copy: Expo
         f"# cmd: conda create -p {world_copy.prefix} -c {world_copy.channel.url} python libcublas\n"
         "# update specs: ['python 3.12.*', 'libcublas']\n"
     )
-    model = prepare_export(
-        prefix=world_copy.prefix,
-        find_links=[str(world_copy.wheels)],
-        env=OVERRIDES,
-        from_history=True,
-    )
+    model = export_prefix(world_copy, from_history=True)
     specs = conda_specs(render(model, "environment-yml"))
     assert specs[:3] == ["python 3.12.*", "libcublas", "cuda-version=12.6"]
     assert resolve(world_copy, specs) == world_copy.record_set

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.export.conftest import OVERRIDES, ExportWorld
+from tests.export.conftest import ExportWorld, export_prefix
 from variant_bridge.errors import ExportError
-from variant_bridge.export import ExportModel, copied_wheels, copy_wheels, prepare_export
+from variant_bridge.export import ExportModel, copied_wheels, copy_wheels
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
 from variant_bridge.export.wheels_dir import relative_reference
 
@@ -23,9 +23,7 @@ def sha256(path: Path) -> str:
 
 @pytest.fixture
 def exported(export_world: ExportWorld) -> ExportModel:
-    return prepare_export(
-        prefix=export_world.prefix, find_links=[str(export_world.wheels)], env=OVERRIDES
-    )
+    return export_prefix(export_world)
 
 
 def test_copies_are_byte_identical_under_the_non_variant_name(

@@ -1,34 +1,26 @@
-"""``variant-bridge export``: a mixed conda + PyPI environment as environment.yml or pixi.toml."""
+"""``variant-bridge export``: a mixed conda + PyPI environment as environment.yml or pixi.toml
+(parse the options, run :func:`variant_bridge.jobs.export.run_export`, print; docs/share.md)."""
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from variant_bridge import __version__
+from variant_bridge.cli._environment import EnvironmentOptions, environment_options
 from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
-    from variant_bridge.export import ExportFormat, ExportModel
+    from variant_bridge.export import ExportFormat
+    from variant_bridge.jobs.export import ExportResult
 
 __all__ = ["export"]
 
+# export.FORMATS, not imported: the CLI loads the export stack only when the command runs.
 _FORMATS = ("environment-yml", "pixi-toml")
-
-
-def _format_for(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    name = path.name.lower()
-    if name in ("pixi.toml", "pyproject.toml") or name.endswith(".toml"):
-        return "pixi-toml"
-    if name.endswith((".yml", ".yaml")):
-        return "environment-yml"
-    return None
-
 
 _FLAGS = {
     "targets": "--target",
@@ -56,29 +48,7 @@ def _command_line(params: dict[str, Any]) -> str:
 
 
 @click.command(short_help="Write the environment as environment.yml or pixi.toml.")
-@click.option(
-    "--prefix",
-    # Not file_okay=False: detection says what is wrong with a file, in one line (exit 1).
-    type=click.Path(path_type=Path),
-    help="The conda prefix to export. Default: $CONDA_PREFIX.",
-)
-@click.option(
-    "--lockfile",
-    type=click.Path(path_type=Path),  # likewise: a directory is detection's error
-    help="Export a pixi.lock environment instead of a prefix.",
-)
-@click.option(
-    "--environment", "-e", metavar="NAME", help="The pixi.lock environment. Default: 'default'."
-)
-@click.option("--platform", metavar="SUBDIR", help="The pixi.lock platform, e.g. linux-64.")
-@click.option(
-    "--target",
-    "-t",
-    "targets",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Declare a fact of the bridged view instead of detecting it (cuda=12.8, ...).",
-)
+@environment_options(cuda_policy=False)
 @click.option(
     "--format",
     "format_",
@@ -145,12 +115,8 @@ def _command_line(params: dict[str, Any]) -> str:
 @json_option
 def export(
     *,
-    prefix: Path | None,
-    lockfile: Path | None,
-    environment: str | None,
-    platform: str | None,
-    targets: tuple[str, ...],
-    format_: str | None,
+    env_options: EnvironmentOptions,
+    format_: ExportFormat | None,
     output: Path | None,
     force: bool,
     update: Path | None,
@@ -187,119 +153,65 @@ def export(
       variant-bridge export --prefix .pixi/envs/default --update pixi.toml
       variant-bridge export --index-url https://wheels.example/simple --update pyproject.toml
     """
-    from variant_bridge import __version__
-    from variant_bridge.export import (
-        check_target,
-        copied_wheels,
-        prepare_export,
-        read_manifest,
-        render,
-        update_manifest,
-        update_manifest_text,
-        write_export,
-    )
+    # Here, not at the top: every command module is imported when the CLI starts.
+    from variant_bridge.export import IndexOptions, format_for
+    from variant_bridge.jobs.export import ExportOutput, ExportRequest, run_export
 
-    if prefix is not None and lockfile is not None:
-        raise click.UsageError("--prefix and --lockfile are mutually exclusive")
-    if (environment is not None or platform is not None) and lockfile is None:
-        raise click.UsageError("--environment and --platform need --lockfile")
+    if env_options.platform is not None and env_options.lockfile is None:
+        raise click.UsageError("--platform needs --lockfile (a prefix's platform is its records')")
     if update is not None and output is not None:
         raise click.UsageError("--update edits FILE in place; it cannot be combined with -o")
-    chosen = cast(
-        "ExportFormat", format_ or _format_for(update) or _format_for(output) or "environment-yml"
-    )
+    chosen = format_ or format_for(update) or format_for(output) or "environment-yml"
     if update is not None and chosen != "pixi-toml":
         raise click.UsageError("--update edits pixi manifests only (pixi.toml, pyproject.toml)")
     if output is not None and output.name == "pyproject.toml":
         raise click.UsageError(
             "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
         )
-    # Fail before reading the environment or copying a wheel: the output target is checked (and
-    # again, atomically, when written), the manifest to update is read and parsed.
-    if output is not None:
-        check_target(output, force=force)
-    manifest = read_manifest(update) if update is not None else None
-
-    params = click.get_current_context().params
-    model = prepare_export(
-        prefix=prefix,
-        lockfile=lockfile,
-        environment=environment,
-        platform=platform,
-        targets=targets,
+    request = ExportRequest(
+        env_options,
         name=name,
         from_history=from_history,
         builds=not no_builds,
         host_requirements=not no_host_requirements,
         allow_unpinned=allow_unpinned,
-        find_links=find_links,
-        index_url=index_url,
-        extra_index_urls=extra_index_urls,
-        producer=f"variant-bridge {__version__}: {_command_line(params)}",
+        indexes=IndexOptions(index_url, extra_index_urls, find_links),
+        producer=f"variant-bridge {__version__}: "
+        + _command_line(click.get_current_context().params),
     )
-
-    if update is not None and wheels_dir is not None:
-        assert manifest is not None
-        # A dry run: a table of the wrong type fails here, before any wheel is copied.
-        update_manifest_text(manifest, model, path=str(update))
-
-    written: str | None = None
-    changed = True
-    copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
-    if wheels_dir is not None:
-        destination = update or output
-        # pixi paths are relative to the manifest; stdout is taken to land in the current folder.
-        copies = copied_wheels(
-            model,
-            wheels_dir,
-            relative_to=destination.absolute().parent if destination else Path.cwd(),
-            overwrite=force,
-        )
-    # The copies are removed again if the export cannot be written.
-    with copies as model:
-        notes = list(model.notes)
-        if update is not None:
-            result = update_manifest(update, model, text=manifest)
-            changed = result.changed
-            notes += result.notes
-            written = str(update)
-        elif output is not None:
-            write_export(output, render(model, chosen), force=force)
-            written = str(output)
-
+    result = run_export(request, ExportOutput(chosen, output, update, force, wheels_dir))
     if as_json:
-        echo_json(_summary(model, chosen, written, changed, notes))
-    elif written is None:
-        click.echo(render(model, chosen), nl=False)
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-    if written is not None:
-        pinned = sum(1 for p in model.pip if p.is_direct)
-        verb = "updated" if update is not None else "wrote"
-        if update is not None and not changed:
-            verb = "left unchanged (already up to date)"
-        click.echo(
-            f"{verb} {written}: {len(model.dependencies)} conda dependencies, "
-            f"{len(model.pip)} PyPI packages ({pinned} pinned to a file)",
-            err=True,
-        )
-        for note in notes:
+        echo_json(_summary(result))
+    elif result.written is None:
+        click.echo(result.text, nl=False)
+    if result.written is not None:
+        click.echo(_wrote(result, updated=update is not None), err=True)
+    if result.written is not None or not as_json:
+        for note in result.notes:
             click.echo(f"note: {note}", err=True)
 
 
-def _summary(
-    model: ExportModel, format_: str, written: str | None, changed: bool, notes: list[str]
-) -> dict[str, Any]:
-    from variant_bridge.export import environment_yml, pixi_toml
-
-    content = (
-        environment_yml.to_dict(model) if format_ == "environment-yml" else pixi_toml.to_dict(model)
+def _wrote(result: ExportResult, *, updated: bool) -> str:
+    model = result.model
+    pinned = sum(1 for p in model.pip if p.is_direct)
+    verb = "updated" if updated else "wrote"
+    if updated and not result.changed:
+        verb = "left unchanged (already up to date)"
+    return (
+        f"{verb} {result.written}: {len(model.dependencies)} conda dependencies, "
+        f"{len(model.pip)} PyPI packages ({pinned} pinned to a file)"
     )
+
+
+def _summary(result: ExportResult) -> dict[str, Any]:
+    from variant_bridge.export import to_dict
+
+    model = result.model
     return {
-        "format": format_,
-        "output": written,
-        "changed": changed,
-        "content": content,
+        "format": result.format,
+        "output": None if result.written is None else str(result.written),
+        "changed": result.changed,
+        "content": to_dict(model, result.format),
         "host_requirements": [
             {
                 "spec": h.spec,
@@ -321,5 +233,5 @@ def _summary(
             for p in model.pip
             if p.label is not None
         ],
-        "notes": notes,
+        "notes": list(result.notes),
     }

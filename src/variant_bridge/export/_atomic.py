@@ -1,14 +1,10 @@
 """Atomic file writes: a reader sees the old file or the new one, never a half-written one.
 
-The new content goes to a temporary file in the target's own directory (so the final rename never
-crosses a file system), is flushed and fsynced, takes the mode of the file it replaces, and is then
-renamed over the target with :func:`os.replace` (or hard-linked into place when overwriting is not
-allowed, which fails atomically if the target appeared meanwhile). Any failure before the rename
-removes the temporary file and leaves the old file byte-for-byte intact.
-
-A target that exists and is not a regular file once symbolic links are resolved (``/dev/full``, a
-FIFO, a directory) is refused: the rename would silently put a plain file in its place.
-:func:`copy_atomic` copies a file the same way and checks its sha256 before the rename.
+The content goes to a temporary file in the target's own directory, is fsynced, takes the mode of
+the file it replaces and is renamed over the target (or hard-linked into place when overwriting is
+not allowed, which fails atomically if the target appeared meanwhile); any failure before the rename
+removes the temporary file. A target that is not a regular file once symbolic links are resolved
+(``/dev/full``, a FIFO) is refused (docs/share.md, "Nothing lost").
 
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "environment.yml"
@@ -32,22 +28,18 @@ from variant_bridge.errors import HashMismatch, NotRegularFileError
 
 __all__ = [
     "CHUNK_SIZE",
-    "HashMismatch",
-    "NotRegularFileError",
+    "AfterChunk",
     "copy_atomic",
     "regular_target",
     "write_atomic",
 ]
 
 CHUNK_SIZE = 64 * 1024
-"""Bytes written per ``write`` call; :data:`fault_hook` runs after each one."""
+"""Bytes written per ``write`` call; an *after_chunk* callback runs after each one."""
 
-fault_hook: Callable[[Path, int], None] | None = None
-"""Test seam: called with ``(temporary path, bytes written so far)`` after every chunk.
-
-A test sets it (``monkeypatch.setattr(atomic, "fault_hook", ...)``) and raises from it to simulate a
-full disk or a crash mid-write; production code never sets it.
-"""
+AfterChunk = Callable[[Path, int], None]
+"""Called with ``(temporary path, bytes written so far)`` after every chunk: progress, or a
+failure injected by a test (a full disk, a crash mid-write)."""
 
 
 _KINDS = (
@@ -81,6 +73,7 @@ def write_atomic(
     *,
     overwrite: bool = True,
     encoding: str = "utf-8",
+    after_chunk: AfterChunk | None = None,
 ) -> None:
     """Write *content* to *path* atomically.
 
@@ -95,7 +88,7 @@ def write_atomic(
     """
     data = content.encode(encoding) if isinstance(content, str) else bytes(content)
     chunks = (data[start : start + CHUNK_SIZE] for start in range(0, len(data), CHUNK_SIZE))
-    _replace(path, chunks, overwrite=overwrite)
+    _replace(path, chunks, overwrite=overwrite, after_chunk=after_chunk)
 
 
 def copy_atomic(
@@ -104,6 +97,7 @@ def copy_atomic(
     *,
     sha256: str | None = None,
     overwrite: bool = True,
+    after_chunk: AfterChunk | None = None,
 ) -> str:
     """Copy the file *source* to *path* atomically, byte for byte, hashing it on the way.
 
@@ -127,7 +121,7 @@ def copy_atomic(
             if sha256 is not None and digest.hexdigest() != sha256.lower():
                 raise HashMismatch(os.fspath(source), sha256.lower(), digest.hexdigest())
 
-        _replace(path, chunks(), overwrite=overwrite, before_rename=verify)
+        _replace(path, chunks(), overwrite=overwrite, before_rename=verify, after_chunk=after_chunk)
     return digest.hexdigest()
 
 
@@ -137,6 +131,7 @@ def _replace(
     *,
     overwrite: bool,
     before_rename: Callable[[], None] | None = None,
+    after_chunk: AfterChunk | None = None,
 ) -> None:
     target = regular_target(path)
     if not overwrite and target.exists():
@@ -153,8 +148,8 @@ def _replace(
             for chunk in chunks:
                 handle.write(chunk)
                 written += len(chunk)
-                if fault_hook is not None:
-                    fault_hook(temporary, written)
+                if after_chunk is not None:
+                    after_chunk(temporary, written)
             handle.flush()
             os.fsync(handle.fileno())
         if before_rename is not None:

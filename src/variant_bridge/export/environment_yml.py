@@ -1,10 +1,7 @@
-"""conda's ``environment.yml``: a pure :func:`to_dict` and :func:`render` (YAML text with the
-comment header that says what produced the file and for which bridged view).
-
-The text is written by hand, not by a YAML dumper, so that lines can carry comments (why the
-toolkit pin and each host requirement is there); ``yaml.safe_load(render(m)) == to_dict(m)`` holds
-and is tested. Valid keys are conda's: ``name``, ``channels``, ``dependencies`` (MatchSpec strings
-and one ``pip:`` list).
+"""conda's ``environment.yml``: a pure :func:`to_dict` and :func:`render`, in the shape of conda's
+``environment_exporters/environment_yml.py`` (docs/share.md, "environment.yml"). The text is
+written by hand, not by a YAML dumper, so that lines can carry comments (why the toolkit pin and
+each host requirement is there); ``yaml.safe_load(render(m)) == to_dict(m)`` is tested.
 """
 
 from __future__ import annotations
@@ -13,15 +10,15 @@ import json
 import re
 from typing import Any
 
+from variant_bridge.export._header import copies_lines, intro_lines
+from variant_bridge.export.channels import is_defaults
 from variant_bridge.export.model import ExportModel, HostRequirement
-from variant_bridge.export.model import normalize_channel as _normalize
 
-__all__ = ["NODEFAULTS", "copies_lines", "header", "render", "to_dict", "view_intro"]
+__all__ = ["NODEFAULTS", "header", "render", "to_dict"]
 
 NODEFAULTS = "nodefaults"
 """conda's marker that keeps the implicit ``defaults`` channel out of the solve."""
 
-_DEFAULTS_CHANNELS = ("defaults", "main", "r", "msys2", "pkgs/main", "pkgs/r", "pkgs/msys2")
 # Plain YAML scalars we never need to check further: a letter first, then spec characters.
 _PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-=<>!*+,|~ ]*")
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"})
@@ -29,9 +26,7 @@ _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "n
 
 def _channels(model: ExportModel) -> list[str]:
     channels = list(model.channels)
-    uses_defaults = any(
-        _normalize(c) in _DEFAULTS_CHANNELS or "repo.anaconda.com" in c for c in channels
-    )
+    uses_defaults = any(is_defaults(c) for c in channels)
     # Without it, conda adds Anaconda's defaults channel to every solve of this file.
     return channels if uses_defaults or not channels else [*channels, NODEFAULTS]
 
@@ -65,7 +60,7 @@ def _scalar(text: str) -> str:
         and " #" not in text
     ):
         return text
-    import yaml
+    import yaml  # heavy, and needed only for the rare scalar the pattern above does not clear
 
     try:
         if yaml.safe_load(f"- {text}") == [text] and "\n" not in text:
@@ -81,13 +76,11 @@ def _comment(text: str) -> str:
 
 def header(model: ExportModel) -> list[str]:
     """The comment block: producer, source, bridged view, requirements and notes."""
-    lines = [
-        f"Produced by {model.producer}",
-        f"from {model.origin} ({model.platform}).",
-        "Recreate with: conda env create -f <this file> (or mamba / micromamba).",
-        view_intro(model, "the pip section"),
-        *(f"  {line}" for line in model.view.lines()),
-    ]
+    lines = intro_lines(
+        model,
+        "the pip section",
+        recreate="Recreate with: conda env create -f <this file> (or mamba / micromamba).",
+    )
     if model.host_requirements:
         lines.append("Host requirements implied by the variant wheels (from their properties):")
         lines += [f"  {_describe(h)}" for h in model.host_requirements]
@@ -99,27 +92,6 @@ def header(model: ExportModel) -> list[str]:
     lines += copies_lines(model, "the pip lines")
     lines += [f"Note: {note}" for note in model.notes]
     return [_comment_line(line) for line in lines]
-
-
-def view_intro(model: ExportModel, where: str) -> str:
-    """The line before the bridged view: what it was used for, only claiming variant wheels
-    when there are some."""
-    if any(p.label is not None for p in model.pip):
-        return f"The variant wheels in {where} were chosen for this bridged view:"
-    return "The environment has no variant wheels; the bridged view when it was exported:"
-
-
-def copies_lines(model: ExportModel, where: str) -> list[str]:
-    """Header lines for ``--wheels-dir``: what the copies are, and the faithful pins."""
-    copied = [p for p in model.pip if p.copy is not None]
-    if not copied:
-        return []
-    intro = (
-        f"{where[:1].upper()}{where[1:]} name byte-identical copies of the variant wheels in "
-        f"{model.wheels_dir}, under their non-variant filenames (which pip and uv accept); "
-        "the exact files they were installed from:"
-    )
-    return [intro, *(f"  {p.reference} [{p.label}]" for p in copied)]
 
 
 def _comment_line(line: str) -> str:

@@ -1,22 +1,8 @@
-"""``conda-meta/history``: the user's requested specs, replayed the way conda replays them.
-
-conda appends one revision per transaction::
-
-    ==> 2026-05-01 10:00:00 <==
-    # cmd: conda create -n gpu -c conda-forge python=3.12 cuda-version=12.6
-    # conda version: 26.1.0
-    +conda-forge/linux-64::python-3.12.7-h0_0_cpython
-    # update specs: ['python=3.12', 'cuda-version=12.6']
-
-``# update|install|create specs`` add or replace a spec by package name, ``# remove|uninstall
-specs`` drop it, ``# neutered specs`` replace it with the relaxed spec conda kept; conda < 4.5
-wrote a comma-separated list instead of a Python list literal. The result, in first-requested
-order, is what ``--from-history`` exports. rattler and pixi create an empty ``history`` and record
-requested specs in each ``conda-meta/*.json`` instead (``requested_specs``).
-
-Parsing is strict about shape: a line that is none of header, comment or ``+``/``-`` package line,
-an unreadable spec list, or bytes that are not UTF-8 make the file "broken", and the error names the
-file and the line.
+"""What the user asked for: the requested specs and ``-c`` channels of ``conda-meta/history``,
+replayed the way conda replays them (``update|install|create`` specs add or replace by name,
+``remove|uninstall`` drop, ``neutered`` relax), and the channel list of a pixi.lock environment.
+Parsing is strict: a broken line or non-UTF-8 bytes are an error naming the file and line
+(docs/share.md, "environment.yml"; rattler and pixi record ``requested_specs`` per record instead).
 """
 
 from __future__ import annotations
@@ -30,7 +16,15 @@ from pathlib import Path
 
 from variant_bridge.errors import DetectionError
 
-__all__ = ["History", "Request", "Revision", "parse_history", "read_history", "spec_name"]
+__all__ = [
+    "History",
+    "Request",
+    "Revision",
+    "lock_channels",
+    "parse_history",
+    "read_history",
+    "spec_name",
+]
 
 _HEADER_RE = re.compile(r"==>\s*(?P<date>.*?)\s*<==")
 _CMD_RE = re.compile(r"#\s*cmd:\s*(?P<cmd>.*)")
@@ -223,3 +217,22 @@ def _command_channels(command: str) -> list[str]:
         elif arg.startswith("-c") and len(arg) > 2 and not arg.startswith("--"):
             channels.append(arg[2:])
     return channels
+
+
+def lock_channels(lockfile: str | os.PathLike[str], environment: str | None) -> tuple[str, ...]:
+    """The channel URLs of a pixi.lock environment, highest priority first.
+
+    :raises DetectionError: the lock file cannot be read.
+    """
+    import rattler  # heavy: only for an export from a lock file
+
+    try:
+        lock = rattler.LockFile.from_path(Path(lockfile))
+        env = lock.environment(environment or "default")
+        channels = env.channels() if env is not None else []
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # pyo3 panics derive from BaseException
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise DetectionError(f"{lockfile}: not a readable lock file: {first}") from e
+    return tuple(str(c) for c in channels)

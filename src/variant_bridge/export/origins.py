@@ -1,37 +1,26 @@
-"""Where each installed variant wheel came from: the exact file to pin, with its sha256.
-
-In order of trust:
-
-1. a pixi.lock entry: the locked URL and hash;
-2. PEP 610 ``direct_url.json`` in the installed ``*.dist-info`` (``archive_info`` with its hash);
-   a ``file://`` URL is replaced by the same file found in ``--find-links``/``--index-url`` when
-   one is given, since a path on this machine means nothing to whoever receives the export. The
-   local file, when it still exists, must have the recorded hash (else the wheel is unpinned,
-   with both hashes as the reason); a missing one keeps the recorded hash;
-3. a lookup in ``--find-links``/``--index-url`` by name, version and variant label. A file found
-   there must be shown to be the installed one: its sha256 equals the one recorded at install
-   time, or, when none was recorded, the hashes in the wheel's own ``RECORD`` equal those in the
-   installed ``RECORD`` (``variant.json`` included, so another label of the same release never
-   passes).
-
-A wheel whose origin cannot be established gets ``url=None`` and the reason; the export refuses it
-unless ``--allow-unpinned``.
+"""Where each installed variant wheel came from: the exact file to pin, with its sha256, taken in
+order of trust from a pixi.lock entry, the PEP 610 ``direct_url.json`` (a local file's hash
+checked), or a lookup in ``--find-links``/``--index-url`` that must be shown to be the installed
+file (same sha256, or the same ``RECORD`` hashes); otherwise ``url=None`` and the reason
+(docs/share.md, "Where the wheel files come from").
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from variant_bridge.environment import Environment, PythonDistribution
-from variant_bridge.errors import DetectionError, InvalidWheelFilename, SelectionError
-from variant_bridge.filenames import WheelFilename
+from variant_bridge.errors import DetectionError, SelectionError
+from variant_bridge.export.model import filename_label
+from variant_bridge.indexes import download, file_sha256, find_candidates, url_to_path
+from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 
 __all__ = [
     "DirectUrl",
@@ -68,10 +57,6 @@ class WheelOrigin:
     source: str
     note: str | None = None
 
-    @property
-    def pinned(self) -> bool:
-        return self.url is not None
-
 
 @dataclass(frozen=True, slots=True)
 class DirectUrl:
@@ -83,23 +68,11 @@ class DirectUrl:
     """``archive``, ``dir`` or ``vcs``."""
 
 
-def _filename_label(location: str | None) -> str | None:
-    if not location:
-        return None
-    name = unquote(urlsplit(location).path.rsplit("/", 1)[-1])
-    if not name.endswith(".whl"):
-        return None
-    try:
-        return WheelFilename.parse(name).label
-    except InvalidWheelFilename:
-        return None
-
-
 def variant_label(dist: PythonDistribution) -> str | None:
     """The variant label of *dist*: from its ``variant.json``, else from its wheel's filename."""
     if dist.variant is not None:
         return dist.variant.label
-    return _filename_label(dist.direct_url) or _filename_label(dist.location)
+    return filename_label(dist.direct_url) or filename_label(dist.location)
 
 
 def is_variant_distribution(dist: PythonDistribution) -> bool:
@@ -141,20 +114,8 @@ def read_direct_url(dist_info: str | os.PathLike[str]) -> DirectUrl | None:
     return DirectUrl(url=data["url"], sha256=sha256, kind=kind)
 
 
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _local_path(url: str) -> Path | None:
-    if not url.startswith("file:"):
-        return None
-    return Path(unquote(urlsplit(url).path))
+    return url_to_path(url) if url.startswith("file:") else None
 
 
 def _record_hashes(text: str) -> dict[str, str]:
@@ -198,10 +159,6 @@ def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Envir
 
     :raises InvalidMetadata: a local variant wheel's ``variant.json`` is malformed.
     """
-    from dataclasses import replace
-
-    from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
-
     packages = []
     for dist in env.python_packages:
         location = dist.location or ""
@@ -211,7 +168,7 @@ def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Envir
         path = Path(location)
         if not path.is_absolute():
             path = Path(base_dir) / path
-        label = _filename_label(str(path))
+        label = filename_label(str(path))
         variant = dist.variant
         if variant is None and label is not None and path.is_file():
             meta = read_wheel_variant_metadata(path)
@@ -247,8 +204,6 @@ def establish_origins(
 
 
 def _running_python() -> str:
-    import sys
-
     return ".".join(str(part) for part in sys.version_info[:3])
 
 
@@ -261,114 +216,122 @@ def establish_origin(
     cache_dir: Path | None = None,
 ) -> WheelOrigin:
     """The origin of one installed or locked variant wheel (see the module docstring)."""
-    label = variant_label(dist)
-
-    def origin(
-        url: str | None, sha256: str | None, source: str, note: str | None = None
-    ) -> WheelOrigin:
-        return WheelOrigin(dist.name, dist.version, label, url, sha256, source, note)
-
+    wheel = _Wheel(dist, variant_label(dist))
     location = dist.location or ""
     installed = location.rstrip("/\\").endswith(".dist-info")
     if location and not installed:
-        # A locked entry: pixi.lock names the exact file (URL or path) and its hash.
-        url, _, fragment = location.partition("#")
-        sha256 = dist.sha256 or (
-            fragment[len("sha256=") :] if fragment.startswith("sha256=") else None
-        )
-        if "://" not in url:
-            # pixi.lock keeps local wheels as paths; a direct reference needs a URL.
-            path = Path(url)
-            if sha256 is None and path.is_file():
-                sha256 = _file_sha256(path)
-            url = path.absolute().as_uri()
-        return origin(url, sha256, "pixi.lock")
+        return _locked_origin(wheel, location)
+    places = _Places(find_links, index_urls, python_version, cache_dir)
     dist_info = Path(location) if installed else None
     direct = read_direct_url(dist_info) if dist_info is not None else None
     if direct is None and dist.direct_url:
         direct = DirectUrl(dist.direct_url, dist.sha256, "archive")
-
-    expected = direct.sha256 if direct is not None and direct.kind == "archive" else dist.sha256
-    searched = bool(find_links or index_urls)
-
-    def search(expected: str | None) -> WheelOrigin | None:
-        """The wheel in --find-links/--index-url whose files match the installed ones."""
-        return _lookup(
-            dist,
-            label,
-            expected=expected,
-            dist_info=dist_info,
-            find_links=find_links,
-            index_urls=index_urls,
-            python_version=python_version,
-            cache_dir=cache_dir,
-        )
-
     if direct is not None and direct.kind == "archive":
-        local = _local_path(direct.url)
-        if local is None:
-            return origin(direct.url, expected, "direct_url.json")
-        # The file named may have changed since the install: its hash is checked, never assumed.
-        actual = _file_sha256(local) if local.is_file() else None
-        changed = expected is not None and actual is not None and actual != expected
-        recorded = expected
-        if expected is None:
-            expected = actual
-        if searched:
-            found = search(expected)
-            if found is not None:
-                return found
-        if changed:
-            return origin(
-                None,
-                None,
-                f"{local} has sha256 {actual}, but direct_url.json recorded {recorded} "
-                "(the file changed after the install)",
-            )
-        return origin(
-            direct.url,
-            expected,
-            "direct_url.json",
-            note="a file on this machine; pass --find-links/--index-url to pin a shareable URL",
-        )
-
-    if searched:
-        found = search(expected)
+        return _archive_origin(wheel, direct, dist_info, places)
+    if places:
+        found = _lookup(wheel, expected=dist.sha256, dist_info=dist_info, places=places)
         if found is not None:
             return found
-        where = ", ".join([str(d) for d in find_links] + list(index_urls))
-        return origin(
+        return wheel.origin(
             None,
             None,
-            f"no wheel with label {label!r} that matches the installed files was found in {where}",
+            f"no wheel with label {wheel.label!r} that matches the installed files was found in "
+            f"{places}",
         )
     why = (
         "no direct_url.json" if direct is None else f"installed from a {direct.kind} ({direct.url})"
     )
-    return origin(None, None, f"{why} and no --find-links/--index-url to look it up in")
+    return wheel.origin(None, None, f"{why} and no --find-links/--index-url to look it up in")
+
+
+@dataclass(frozen=True, slots=True)
+class _Wheel:
+    """The variant wheel whose origin is sought."""
+
+    dist: PythonDistribution
+    label: str | None
+
+    def origin(
+        self, url: str | None, sha256: str | None, source: str, note: str | None = None
+    ) -> WheelOrigin:
+        return WheelOrigin(self.dist.name, self.dist.version, self.label, url, sha256, source, note)
+
+
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """Where to look a wheel up: ``--find-links`` and ``--index-url`` locations."""
+
+    find_links: Sequence[str | os.PathLike[str]]
+    index_urls: Sequence[str]
+    python_version: str | None
+    cache_dir: Path | None
+
+    def __bool__(self) -> bool:
+        return bool(self.find_links or self.index_urls)
+
+    def __str__(self) -> str:
+        return ", ".join([str(d) for d in self.find_links] + list(self.index_urls))
+
+
+def _locked_origin(wheel: _Wheel, location: str) -> WheelOrigin:
+    """A locked entry: pixi.lock names the exact file (URL or path) and its hash."""
+    url, _, fragment = location.partition("#")
+    sha256 = wheel.dist.sha256 or (
+        fragment[len("sha256=") :] if fragment.startswith("sha256=") else None
+    )
+    if "://" not in url:
+        # pixi.lock keeps local wheels as paths; a direct reference needs a URL.
+        path = Path(url)
+        if sha256 is None and path.is_file():
+            sha256 = file_sha256(path)
+        url = path.absolute().as_uri()
+    return wheel.origin(url, sha256, "pixi.lock")
+
+
+def _archive_origin(
+    wheel: _Wheel, direct: DirectUrl, dist_info: Path | None, places: _Places
+) -> WheelOrigin:
+    """An archive ``direct_url.json``: an https URL as recorded; a local file hash-checked,
+    and looked up in *places* first, since a path on this machine means nothing elsewhere."""
+    recorded = direct.sha256
+    local = _local_path(direct.url)
+    if local is None:
+        return wheel.origin(direct.url, recorded, "direct_url.json")
+    # The file named may have changed since the install: its hash is checked, never assumed.
+    actual = file_sha256(local) if local.is_file() else None
+    expected = recorded if recorded is not None else actual
+    if places:
+        found = _lookup(wheel, expected=expected, dist_info=dist_info, places=places)
+        if found is not None:
+            return found
+    if recorded is not None and actual is not None and actual != recorded:
+        return wheel.origin(
+            None,
+            None,
+            f"{local} has sha256 {actual}, but direct_url.json recorded {recorded} "
+            "(the file changed after the install)",
+        )
+    return wheel.origin(
+        direct.url,
+        expected,
+        "direct_url.json",
+        note="a file on this machine; pass --find-links/--index-url to pin a shareable URL",
+    )
 
 
 def _lookup(
-    dist: PythonDistribution,
-    label: str | None,
-    *,
-    expected: str | None,
-    dist_info: Path | None,
-    find_links: Sequence[str | os.PathLike[str]],
-    index_urls: Sequence[str],
-    python_version: str | None,
-    cache_dir: Path | None,
+    wheel: _Wheel, *, expected: str | None, dist_info: Path | None, places: _Places
 ) -> WheelOrigin | None:
-    from variant_bridge.indexes import download, find_candidates
-
+    """The wheel in *places* whose files match the installed ones."""
+    dist = wheel.dist
     try:
         files = find_candidates(
             dist.name,
-            find_links=find_links,
-            index_urls=index_urls,
+            find_links=places.find_links,
+            index_urls=places.index_urls,
             version=f"=={dist.version}",
-            python_version=python_version or _running_python(),
-            cache_dir=cache_dir,
+            python_version=places.python_version or _running_python(),
+            cache_dir=places.cache_dir,
         )
     except SelectionError:
         return None
@@ -376,38 +339,33 @@ def _lookup(
     unverified: list[tuple[str, str | None, str]] = []
     with tempfile.TemporaryDirectory(prefix="vb-origin-") as scratch:
         for candidate in files.candidates:
-            if candidate.label != label:
+            if candidate.label != wheel.label:
                 continue
             url, sha256 = candidate.url, candidate.sha256
             if expected is not None and sha256 is not None:
                 if sha256.lower() == expected:
-                    return WheelOrigin(
-                        dist.name, dist.version, label, url, sha256, candidate.source
-                    )
+                    return wheel.origin(url, sha256, candidate.source)
                 continue
             local = _local_path(url)
-            path = local if local is not None else download(candidate, cache_dir or Path(scratch))
-            actual = _file_sha256(path)
+            path = (
+                local
+                if local is not None
+                else download(candidate, places.cache_dir or Path(scratch))
+            )
+            actual = file_sha256(path)
             if expected is not None:
                 if actual == expected:
-                    return WheelOrigin(
-                        dist.name, dist.version, label, url, actual, candidate.source
-                    )
+                    return wheel.origin(url, actual, candidate.source)
                 continue
             record = _wheel_record(path)
             if installed is not None and record is not None:
                 if _records_agree(installed, record):
-                    return WheelOrigin(
-                        dist.name, dist.version, label, url, actual, candidate.source
-                    )
+                    return wheel.origin(url, actual, candidate.source)
                 continue
             unverified.append((url, actual, candidate.source))
     if len(unverified) == 1:
         url, sha256, source = unverified[0]
-        return WheelOrigin(
-            dist.name,
-            dist.version,
-            label,
+        return wheel.origin(
             url,
             sha256,
             source,

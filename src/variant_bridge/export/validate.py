@@ -1,9 +1,7 @@
-"""The export's own inputs, checked before anything is read: the environment name and the index
-URLs / find-links locations that end up in the exported file.
-
-A bad value written as-is makes a file that fails later, on someone else's machine (conda rejects
-``name: a: b``; pip splits ``--find-links /my wheels``), or fails here with a traceback
-(``http://[::1`` raises ``ValueError`` deep in urllib); both are refused up front, in one line
+"""The export's own inputs, checked before anything is read: the environment name, and the index
+URLs and find-links locations (``indexes.urls``' checks) that end up in the exported file. A bad
+value written as-is makes a file that fails later, on someone else's machine (conda rejects
+``name: a: b``; pip splits ``--find-links /my wheels``), so it is refused up front, in one line
 naming the option.
 """
 
@@ -15,7 +13,6 @@ from variant_bridge.errors import InvalidTarget
 from variant_bridge.indexes.urls import check_find_links, check_url, is_url
 
 __all__ = [
-    "NAME_DISALLOWED",
     "check_find_links",
     "check_name",
     "check_url",
@@ -23,10 +20,8 @@ __all__ = [
     "safe_name",
 ]
 
-NAME_DISALLOWED = "/ :#"
-"""Characters conda refuses in an environment name (conda's ``PREFIX_NAME_DISALLOWED_CHARS``);
-any other whitespace or control character is refused too, since it cannot be typed back."""
-
+# conda's PREFIX_NAME_DISALLOWED_CHARS ("/ :#"), plus any whitespace or control character, which
+# cannot be typed back.
 _BAD_NAME_RE = re.compile(r"[/:#\s\x00-\x1f\x7f]")
 
 

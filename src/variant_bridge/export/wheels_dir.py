@@ -1,18 +1,9 @@
-"""``--wheels-dir``: ship the exact variant wheels under names every installer accepts.
-
-pip (23 and 26: "not a valid wheel filename" / "Invalid build number") and uv without
-``--preview-features wheel-variants`` refuse a variant filename such as
-``tinyvar-1.0-py3-none-any-cu126.whl``, so an environment.yml whose ``pip:`` lines pin one fails at
-``conda env create``'s pip step. :func:`copy_wheels` copies each pinned variant wheel, byte for
-byte, to its non-variant filename (:attr:`WheelFilename.base`, exactly what
-``variant-bridge install`` hands to pip) in a directory, and points the export at the copies: the
-bytes, and so the ``#sha256=``, are the original's, and ``variant.json`` inside the wheel still says
-which variant it is.
-
-Each copy is written atomically and its hash checked before it takes its name; a copy already there
-with the same bytes is kept, one with other bytes is replaced only with ``overwrite``. A failure
-removes the copies and directories made so far; :func:`copied_wheels` also removes them when the
-export written after the copies fails.
+"""``--wheels-dir``: copy each pinned variant wheel, byte for byte, to its non-variant filename
+(:attr:`WheelFilename.base`, what ``variant-bridge install`` hands to pip), which pip and uv
+without wheel-variant support accept, and point the export at the copies: the ``#sha256=`` stays
+the original's. Each copy is atomic and hash-checked; a failure removes the copies and directories
+made so far, and :func:`copied_wheels` also when the export written after them fails
+(docs/share.md, "Installing without wheel-variant support", "Nothing lost").
 """
 
 from __future__ import annotations
@@ -26,9 +17,17 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from variant_bridge.errors import ExportError, InvalidWheelFilename, VariantBridgeError
+from variant_bridge.errors import (
+    ExportError,
+    HashMismatch,
+    InvalidWheelFilename,
+    NotRegularFileError,
+    VariantBridgeError,
+)
+from variant_bridge.export._atomic import AfterChunk, copy_atomic
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, ExportModel, PipRequirement
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes import Candidate, download, file_sha256, url_to_path
 
 __all__ = ["copied_wheels", "copy_wheels", "relative_reference"]
 
@@ -54,8 +53,6 @@ def _filename(url: str) -> WheelFilename:
 def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
     """A local file with the wheel's bytes: the file itself, or a hash-checked download."""
     if url.startswith("file:"):
-        from variant_bridge.indexes.download import url_to_path
-
         path = url_to_path(url)
         if not path.is_file():
             raise ExportError(
@@ -63,9 +60,6 @@ def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
                 f"[{requirement.label}]: {path} does not exist any more"
             )
         return path
-    from variant_bridge.indexes import Candidate
-    from variant_bridge.indexes.download import download
-
     candidate = Candidate(_filename(url), url, url, requirement.sha256)
     try:
         return download(candidate, scratch)
@@ -74,11 +68,13 @@ def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
 
 
 def _copy(
-    requirement: PipRequirement, directory: Path, scratch: Path, *, overwrite: bool
+    requirement: PipRequirement,
+    directory: Path,
+    scratch: Path,
+    *,
+    overwrite: bool,
+    after_chunk: AfterChunk | None,
 ) -> tuple[Path, str]:
-    from variant_bridge.export._atomic import HashMismatch, NotRegularFileError, copy_atomic
-    from variant_bridge.indexes.download import file_sha256
-
     assert requirement.url is not None
     url = requirement.url
     target = directory / _filename(url).base
@@ -94,7 +90,9 @@ def _copy(
                     f"{str(target)!r} exists with other content (sha256 {existing}); pass "
                     f"--force to replace it with {wheel}"
                 )
-        sha256 = copy_atomic(source, target, sha256=requirement.sha256, overwrite=True)
+        sha256 = copy_atomic(
+            source, target, sha256=requirement.sha256, overwrite=True, after_chunk=after_chunk
+        )
     except HashMismatch as e:
         raise ExportError(
             f"cannot copy {wheel}: {e.source} has sha256 {e.actual}, but the export pins "
@@ -113,6 +111,7 @@ def copy_wheels(
     *,
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
+    after_chunk: AfterChunk | None = None,
 ) -> ExportModel:
     """Copy every pinned variant wheel of *model* into *directory* under its non-variant
     filename, and return the model with its pip lines / pixi paths pointing at the copies.
@@ -122,7 +121,7 @@ def copy_wheels(
     :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
         cannot be written; the copies and directories made before are removed again.
     """
-    return _copy_all(model, directory, relative_to=relative_to, overwrite=overwrite)[0]
+    return _copy_all(model, directory, relative_to, overwrite, after_chunk)[0]
 
 
 @contextmanager
@@ -132,6 +131,7 @@ def copied_wheels(
     *,
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
+    after_chunk: AfterChunk | None = None,
 ) -> Iterator[ExportModel]:
     """:func:`copy_wheels` for the length of a ``with`` block that writes the export: when the
     block fails, the copies (and directories) this call created are removed, so a failed export
@@ -140,7 +140,7 @@ def copied_wheels(
 
     :raises ExportError: as :func:`copy_wheels`.
     """
-    copied, created = _copy_all(model, directory, relative_to=relative_to, overwrite=overwrite)
+    copied, created = _copy_all(model, directory, relative_to, overwrite, after_chunk)
     try:
         yield copied
     except BaseException:
@@ -171,9 +171,9 @@ def _remove(created: list[Path]) -> None:
 def _copy_all(
     model: ExportModel,
     directory: str | os.PathLike[str],
-    *,
     relative_to: str | os.PathLike[str],
     overwrite: bool,
+    after_chunk: AfterChunk | None,
 ) -> tuple[ExportModel, list[Path]]:
     """The model pointing at the copies, and the directories and files this call created."""
     pinned = [p for p in model.pip if p.url is not None and p.label is not None]
@@ -194,7 +194,11 @@ def _copy_all(
                 target = folder / _filename(requirement.url or "").base
                 existed = target.exists()
                 copies[requirement.name] = _copy(
-                    requirement, folder, Path(scratch), overwrite=overwrite
+                    requirement,
+                    folder,
+                    Path(scratch),
+                    overwrite=overwrite,
+                    after_chunk=after_chunk,
                 )
                 if not existed:
                     created.append(target)

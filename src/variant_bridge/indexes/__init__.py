@@ -14,7 +14,7 @@ when an index page is parsed.
 from __future__ import annotations
 
 from variant_bridge.indexes.candidates import Candidate, IndexFile, PackageFiles
-from variant_bridge.indexes.download import download
+from variant_bridge.indexes.download import download, file_sha256, url_to_path
 from variant_bridge.indexes.finder import find_candidates, variants_json_name
 
 __all__ = [
@@ -22,6 +22,8 @@ __all__ = [
     "IndexFile",
     "PackageFiles",
     "download",
+    "file_sha256",
     "find_candidates",
+    "url_to_path",
     "variants_json_name",
 ]

@@ -22,13 +22,8 @@ from variant_bridge.environment import (
     VirtualPackage,
 )
 from variant_bridge.errors import ExportError
-from variant_bridge.export.model import (
-    IndexOptions,
-    PlatformDeclaration,
-    build_export,
-    normalize_channel,
-    order_channels,
-)
+from variant_bridge.export.build import build_export
+from variant_bridge.export.model import IndexOptions, PlatformDeclaration
 from variant_bridge.export.origins import WheelOrigin
 from variant_bridge.properties import VariantDescription
 
@@ -78,31 +73,6 @@ def test_an_old_cudatoolkit_is_pinned_to_major_minor() -> None:
 def test_a_requested_spec_that_is_not_a_match_spec_is_an_error() -> None:
     with pytest.raises(ExportError, match="'python==='"):
         specs(environment(), requested_specs=("python===",))
-
-
-@pytest.mark.parametrize(
-    ("channel", "expected"),
-    [
-        ("https://conda.anaconda.org/conda-forge/", "conda-forge"),
-        ("https://conda.anaconda.org/conda-forge", "conda-forge"),
-        ("https://prefix.dev/conda-forge/", "https://prefix.dev/conda-forge"),  # not anaconda.org
-        ("file:///srv/channel/", "file:///srv/channel"),
-        ("nvidia", "nvidia"),
-    ],
-)
-def test_normalize_channel(channel: str, expected: str) -> None:
-    assert normalize_channel(channel) == expected
-
-
-def test_channels_keep_the_preferred_order_then_count() -> None:
-    records = (
-        CondaRecord("a", "1", "0", channel="https://conda.anaconda.org/nvidia/"),
-        CondaRecord("b", "1", "0", channel=CF),
-        CondaRecord("c", "1", "0", channel=CF),
-        CondaRecord("d", "1", "0", channel="file:///local/"),
-    )
-    assert order_channels(records) == ("conda-forge", "file:///local", "nvidia")
-    assert order_channels(records, ["nvidia", CF]) == ("nvidia", "conda-forge", "file:///local")
 
 
 def test_host_requirements_come_from_the_wheel_properties() -> None:

@@ -1,0 +1,37 @@
+"""The comment header both file formats share: what produced the file, from what, for which bridged
+view, and the faithful pins behind ``--wheels-dir`` copies (docs/share.md, "environment.yml",
+"Installing without wheel-variant support")."""
+
+from __future__ import annotations
+
+from variant_bridge.export.model import ExportModel
+
+__all__ = ["copies_lines", "intro_lines"]
+
+
+def intro_lines(model: ExportModel, where: str, *, recreate: str | None = None) -> list[str]:
+    """Producer, origin, (how to recreate,) and the bridged view the wheels in *where* were
+    chosen for, claiming variant wheels only when there are some."""
+    lines = [f"Produced by {model.producer}", f"from {model.origin} ({model.platform})."]
+    if recreate is not None:
+        lines.append(recreate)
+    if any(p.label is not None for p in model.pip):
+        lines.append(f"The variant wheels in {where} were chosen for this bridged view:")
+    else:
+        lines.append(
+            "The environment has no variant wheels; the bridged view when it was exported:"
+        )
+    return lines + [f"  {line}" for line in model.view.lines()]
+
+
+def copies_lines(model: ExportModel, where: str) -> list[str]:
+    """Header lines for ``--wheels-dir``: what the copies are, and the faithful pins."""
+    copied = [p for p in model.pip if p.copy is not None]
+    if not copied:
+        return []
+    intro = (
+        f"{where[:1].upper()}{where[1:]} name byte-identical copies of the variant wheels in "
+        f"{model.wheels_dir}, under their non-variant filenames (which pip and uv accept); "
+        "the exact files they were installed from:"
+    )
+    return [intro, *(f"  {p.reference} [{p.label}]" for p in copied)]

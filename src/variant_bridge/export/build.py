@@ -1,0 +1,228 @@
+"""An environment snapshot (plus its history and the origins of its variant wheels) becomes an
+:class:`~variant_bridge.export.model.ExportModel`: channels, conda dependencies, host
+requirements, pip pins and the uv activation variables (docs/share.md, "environment.yml",
+"pixi"; docs/semantics.md §6.2 for the variables).
+
+Variant wheels are pinned as direct references with ``#sha256=``, other distributions as
+``name==version``; pip and uv refuse variant filenames without their preview feature, which the
+header says unless ``--wheels-dir`` copied the wheels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.environment import Environment, PythonDistribution, VirtualPackage
+from variant_bridge.errors import ExportError
+from variant_bridge.export.channels import order_channels
+from variant_bridge.export.dependencies import conda_dependencies, toolkit_dependency
+from variant_bridge.export.host_requirements import wheel_host_requirements, wheel_text
+from variant_bridge.export.model import (
+    VARIANT_FILENAMES_NOTE,
+    BridgedView,
+    ExportModel,
+    IndexOptions,
+    PipRequirement,
+    PlatformDeclaration,
+)
+from variant_bridge.export.origins import WheelOrigin, variant_label
+from variant_bridge.export.platform import platform_declaration
+from variant_bridge.translate import supported_properties
+from variant_bridge.uv_settings import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABLE, uv_settings
+
+__all__ = ["build_export"]
+
+_PYPI_HOSTS = frozenset({"files.pythonhosted.org", "pypi.org", "pypi.python.org"})
+_DECLARED = "the exported platform"
+
+
+def build_export(
+    env: Environment,
+    *,
+    name: str,
+    origins: Sequence[WheelOrigin] = (),
+    requested_specs: Sequence[str] | None = None,
+    channel_order: Sequence[str] = (),
+    builds: bool = True,
+    host_requirements: bool = True,
+    allow_unpinned: bool = False,
+    index_options: IndexOptions | None = None,
+    producer: str = "variant-bridge export",
+    extra_notes: Iterable[str] = (),
+) -> ExportModel:
+    """The export of *env*.
+
+    :param origins: where each variant wheel came from (:func:`establish_origins`).
+    :param requested_specs: ``None`` exports every record; a sequence exports only these
+        (``--from-history``).
+    :param channel_order: channels in priority order as far as known (a lock file, history).
+    :raises ExportError: a variant wheel has no established origin and *allow_unpinned* is
+        false; a requested spec does not parse.
+    """
+    channels = order_channels(env.conda_packages, channel_order)
+    toolkit = toolkit_dependency(env)
+    dependencies = conda_dependencies(env, requested_specs, builds=builds, toolkit=toolkit)
+    host = wheel_host_requirements(env, channels)
+    pip, pip_notes = _pip_requirements(
+        env, origins, allow_unpinned=allow_unpinned, index_options=index_options
+    )
+    full_declaration = platform_declaration(env, host.requirements)
+    declaration = full_declaration if host_requirements else platform_declaration(env, ())
+    notes = [*host.notes, *pip_notes, *extra_notes]
+    if any(p.names_variant_file for p in pip):
+        notes.insert(0, VARIANT_FILENAMES_NOTE)
+    if requested_specs is not None and not requested_specs:
+        notes.append("no requested specs were recorded: only the toolkit pin is exported")
+    return ExportModel(
+        name=name,
+        platform=env.platform,
+        origin=env.origin,
+        producer=producer,
+        channels=channels,
+        dependencies=dependencies,
+        host_requirements=host.requirements if host_requirements else (),
+        pip=pip,
+        index_options=index_options or IndexOptions(),
+        view=_view(env),
+        platform_declaration=declaration,
+        toolkit_dependency=next(
+            (d for d in dependencies if toolkit is not None and d.name == toolkit.name), None
+        ),
+        # What the wheels need, even when --no-host-requirements keeps it out of the platform.
+        activation_env=_activation_env(env, full_declaration),
+        implied_specs=host.implied,
+        from_history=requested_specs is not None,
+        builds=builds,
+        notes=tuple(notes),
+    )
+
+
+# -- pip ---------------------------------------------------------------------------------------
+
+
+def _pip_requirements(
+    env: Environment,
+    origins: Sequence[WheelOrigin],
+    *,
+    allow_unpinned: bool,
+    index_options: IndexOptions | None = None,
+) -> tuple[tuple[PipRequirement, ...], tuple[str, ...]]:
+    by_name = {(canonicalize_name(o.name), o.version): o for o in origins}
+    lines: list[PipRequirement] = []
+    notes: list[str] = []
+    unpinned: list[str] = []
+    for dist in sorted(env.python_packages, key=lambda d: canonicalize_name(d.name)):
+        label = variant_label(dist)
+        if label is None:
+            lines.append(PipRequirement(dist.name, dist.version))
+            off_pypi = _off_pypi_note(dist, index_options)
+            if off_pypi is not None:
+                notes.append(off_pypi)
+            continue
+        origin = by_name.get((canonicalize_name(dist.name), dist.version))
+        if origin is None or origin.url is None:
+            why = origin.source if origin is not None else "its origin was not looked up"
+            unpinned.append(f"{wheel_text(dist)}: {why}")
+            lines.append(
+                PipRequirement(
+                    dist.name, dist.version, label=label, note="variant wheel NOT pinned: " + why
+                )
+            )
+            continue
+        if origin.note:
+            notes.append(f"{wheel_text(dist)}: {origin.note}")
+        lines.append(
+            PipRequirement(dist.name, dist.version, origin.url, origin.sha256, label, origin.note)
+        )
+    if unpinned and not allow_unpinned:
+        raise ExportError(
+            "cannot pin variant wheel"
+            + ("s " if len(unpinned) > 1 else " ")
+            + "; ".join(unpinned)
+            + " (pass --find-links/--index-url where it can be found, or --allow-unpinned to "
+            "export it as name==version)"
+        )
+    notes.extend(
+        f"{u.split(':', 1)[0]} is exported unpinned (name==version): an installer may pick "
+        "another variant"
+        for u in unpinned
+    )
+    return tuple(lines), tuple(notes)
+
+
+def _installed_from(dist: PythonDistribution) -> str | None:
+    """The http(s) URL a distribution's file came from (PEP 610 ``direct_url.json``, or a
+    pixi.lock entry's URL), or ``None``."""
+    location = dist.location or ""
+    url = dist.direct_url or (location if "://" in location else None)
+    if url is None or not url.lower().startswith(("http://", "https://")):
+        return None
+    return url.partition("#")[0]
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2].lower()
+    except ValueError:
+        return url
+
+
+def _off_pypi_note(dist: PythonDistribution, index_options: IndexOptions | None) -> str | None:
+    """Why ``name==version`` may not re-create *dist*: it came from an index that is not PyPI
+    and that the export does not name (installers look ``name==version`` up on PyPI)."""
+    url = _installed_from(dist)
+    if url is None or _host(url) in _PYPI_HOSTS:
+        return None
+    known = () if index_options is None else index_options.urls()
+    if any(_host(u) == _host(url) for u in known):
+        return None
+    return (
+        f"{dist.name} {dist.version} was installed from {url}, not from PyPI, but is exported as "
+        f"{dist.name}=={dist.version}, which is looked up on PyPI: pass the index it came from "
+        "with --index-url or --extra-index-url"
+    )
+
+
+# -- the view and the uv variables --------------------------------------------------------------
+
+
+def _view(env: Environment) -> BridgedView:
+    return BridgedView(
+        platform=env.platform,
+        driver=env.cuda,
+        toolkit=str(env.toolkit) + f" ({env.toolkit.source})" if env.toolkit else None,
+        cuda_arch=env.cuda_arch,
+        archspec=env.archspec,
+        glibc=env.glibc,
+    )
+
+
+def _activation_env(
+    env: Environment, declaration: PlatformDeclaration
+) -> tuple[tuple[str, str], ...]:
+    """The NVIDIA provider's override values for the environment being shared.
+
+    They follow the declared platform (the lowest driver and GPU architecture the wheels and the
+    toolkit accept), never the exporting machine: the bridge's view of a machine with exactly the
+    declared ``__cuda``/``__cuda_arch`` and the environment's toolkit. ``none`` only when the
+    environment has no CUDA at all; no architecture variable when none is declared (uv then reads
+    the GPU it runs on).
+    """
+    if declaration.cuda is None:
+        return ((DRIVER_VARIABLE, NO_CUDA), (SM_ARCH_VARIABLE, NO_CUDA))
+    declared = [VirtualPackage("__cuda", declaration.cuda, "0", _DECLARED)]
+    if declaration.cuda_arch is not None:
+        declared.append(VirtualPackage("__cuda_arch", declaration.cuda_arch, "0", _DECLARED))
+    others = [vp for vp in env.virtual_packages if vp.name not in ("__cuda", "__cuda_arch")]
+    shared = replace(env, virtual_packages=tuple(sorted([*others, *declared], key=_vp_name)))
+    values = uv_settings(shared, supported_properties(shared)).as_dict()
+    wanted = [DRIVER_VARIABLE] + ([SM_ARCH_VARIABLE] if declaration.cuda_arch else [])
+    return tuple((name, values[name]) for name in wanted)
+
+
+def _vp_name(vp: VirtualPackage) -> str:
+    return vp.name

@@ -1,0 +1,45 @@
+"""The two file formats an export is written in, ``environment-yml`` and ``pixi-toml``: choosing
+one from a file name, and rendering a model in it (docs/share.md, "environment.yml", "pixi")."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from variant_bridge.errors import ExportError
+from variant_bridge.export import environment_yml, pixi_toml
+from variant_bridge.export.model import ExportModel
+
+__all__ = ["FORMATS", "ExportFormat", "format_for", "render", "to_dict"]
+
+ExportFormat = Literal["environment-yml", "pixi-toml"]
+FORMATS: tuple[ExportFormat, ...] = ("environment-yml", "pixi-toml")
+
+
+def format_for(path: str | os.PathLike[str] | None) -> ExportFormat | None:
+    """The format a file name implies (``*.toml``: pixi-toml; ``*.yml``/``*.yaml``:
+    environment-yml), or ``None``."""
+    if path is None:
+        return None
+    name = os.path.basename(path).lower()
+    if name.endswith(".toml"):
+        return "pixi-toml"
+    if name.endswith((".yml", ".yaml")):
+        return "environment-yml"
+    return None
+
+
+def render(model: ExportModel, format: ExportFormat) -> str:
+    """The text of a new file in *format*."""
+    if format == "environment-yml":
+        return environment_yml.render(model)
+    if format == "pixi-toml":
+        return pixi_toml.render(model)
+    raise ExportError(f"unknown export format {format!r}: expected one of {', '.join(FORMATS)}")
+
+
+def to_dict(model: ExportModel, format: ExportFormat) -> dict[str, Any]:
+    """The content of a new file in *format*, as plain data."""
+    if format == "environment-yml":
+        return environment_yml.to_dict(model)
+    return pixi_toml.to_dict(model)

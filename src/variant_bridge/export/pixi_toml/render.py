@@ -1,0 +1,212 @@
+"""A new pixi manifest: :func:`to_dict` (plain data) and :func:`render` (its text, with the comment
+header and per-line comments). The CUDA requirement uses pixi's rich platforms
+(``platforms = [{ platform = "linux-64", cuda = { driver = "12.8", arch = "9.0" } }]``), which
+need ``requires-pixi = ">=0.71"`` (docs/share.md, "pixi").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from variant_bridge.export._header import copies_lines, intro_lines
+from variant_bridge.export.model import CondaDependency, ExportModel, PipRequirement
+from variant_bridge.indexes import url_to_path
+
+__all__ = [
+    "MIN_PIXI",
+    "comments",
+    "header",
+    "platform_entry",
+    "render",
+    "table_lines",
+    "to_dict",
+    "toml_value",
+]
+
+MIN_PIXI = "0.71"
+"""The first pixi with rich platforms (``platforms = [{ platform = ..., cuda = ... }]``)."""
+
+
+def platform_entry(model: ExportModel) -> str | dict[str, Any]:
+    """The ``workspace.platforms`` entry: a bare subdir, or a rich platform table."""
+    d = model.platform_declaration
+    if not d.is_rich:
+        return d.subdir
+    entry: dict[str, Any] = {"platform": d.subdir}
+    if d.cuda is not None:
+        entry["cuda"] = d.cuda if d.cuda_arch is None else {"driver": d.cuda, "arch": d.cuda_arch}
+    if d.archspec is not None:
+        entry["archspec"] = d.archspec
+    if d.glibc is not None:
+        entry["glibc"] = d.glibc
+    return entry
+
+
+def _dependency_value(dep: CondaDependency) -> str | dict[str, str]:
+    if dep.build is None and dep.channel is None:
+        return dep.version or "*"
+    value = {"version": dep.version or "*"}
+    if dep.build is not None:
+        value["build"] = dep.build
+    if dep.channel is not None:
+        value["channel"] = dep.channel
+    return value
+
+
+def _local_path(url: str) -> str | None:
+    return str(url_to_path(url)) if url.startswith("file:") else None
+
+
+def _pypi_value(requirement: PipRequirement) -> str | dict[str, str]:
+    if requirement.url is None:
+        return f"=={requirement.version}"
+    if requirement.copy is not None:
+        return {"path": requirement.copy_relative or requirement.copy}
+    path = _local_path(requirement.url)
+    return {"path": path} if path is not None else {"url": requirement.url}
+
+
+def _pypi_comment(requirement: PipRequirement) -> str | None:
+    parts = []
+    if requirement.label is not None:
+        parts.append(f"variant {requirement.label}")
+    if requirement.sha256:
+        parts.append(f"sha256={requirement.sha256}")
+    if requirement.url is None and requirement.label is not None:
+        parts.append("NOT pinned to a file")
+    return ", ".join(parts) or None
+
+
+def _pypi_options(model: ExportModel) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    idx = model.index_options
+    if idx.index_url:
+        options["index-url"] = idx.index_url
+    if idx.extra_index_urls:
+        options["extra-index-urls"] = list(idx.extra_index_urls)
+    if idx.find_links:
+        options["find-links"] = [
+            {"url": loc}
+            if "://" in loc and not loc.startswith("file:")
+            else {"path": _local_path(loc) or loc}
+            for loc in idx.find_links
+        ]
+    return options
+
+
+def to_dict(model: ExportModel) -> dict[str, Any]:
+    """A new pixi manifest as plain data (what ``tomllib.loads`` of :func:`render` gives)."""
+    workspace: dict[str, Any] = {
+        "name": model.name,
+        "channels": list(model.channels),
+        "platforms": [platform_entry(model)],
+    }
+    if model.platform_declaration.is_rich:
+        workspace["requires-pixi"] = f">={MIN_PIXI}"
+    manifest: dict[str, Any] = {
+        "workspace": workspace,
+        "dependencies": {d.name: _dependency_value(d) for d in model.dependencies},
+    }
+    if model.pip:
+        manifest["pypi-dependencies"] = {p.name: _pypi_value(p) for p in model.pip}
+    options = _pypi_options(model)
+    if options and model.pip:
+        manifest["pypi-options"] = options
+    if model.activation_env:
+        manifest["activation"] = {"env": dict(model.activation_env)}
+    return manifest
+
+
+def header(model: ExportModel) -> list[str]:
+    """The comment block: producer, source, bridged view, platform, requirements and notes."""
+    lines = intro_lines(model, "[pypi-dependencies]")
+    d = model.platform_declaration
+    if d.is_rich:
+        lines.append(
+            f"The {d.subdir} platform declares the lowest machine that satisfies the pinned "
+            f"packages and the wheels' host requirements (needs pixi >= {MIN_PIXI})."
+        )
+    if model.host_requirements:
+        lines.append("Host requirements implied by the variant wheels:")
+        lines += [
+            f"  {h.rattler_spec if len(h.rattler_spec) < 80 else h.spec}  <- " + ", ".join(h.wheels)
+            for h in model.host_requirements
+        ]
+    if model.activation_env:
+        lines.append(
+            "[activation.env] tells uv's NVIDIA provider the declared platform (not the machine "
+            "that exported it), so `uv pip install --preview-features wheel-variants` inside "
+            "this environment chooses for it."
+        )
+    lines += copies_lines(model, "the [pypi-dependencies] paths")
+    lines += [f"Note: {note}" for note in model.notes]
+    return [" ".join(line.split()) if not line.startswith("  ") else line for line in lines]
+
+
+def render(model: ExportModel) -> str:
+    """A new pixi.toml text (with the comment header and per-line comments).
+
+    Written directly rather than through tomlkit, whose table appends are quadratic (a
+    1,000-package environment took 2 s); ``tomllib.loads(render(m)) == to_dict(m)`` is tested.
+    """
+    data = to_dict(model)
+    notes = comments(model)
+    out = [f"# {line}".rstrip() for line in header(model)]
+    for name, table in data.items():
+        out.append("")
+        if name == "activation":
+            out += table_lines("activation.env", table["env"], {})
+        else:
+            out += table_lines(name, table, notes.get(name, {}))
+    return "\n".join(out) + "\n"
+
+
+def comments(model: ExportModel) -> dict[str, dict[str, str]]:
+    """The per-line comments of the dependency tables: why a line is there."""
+    return {
+        "dependencies": {d.name: d.comment for d in model.dependencies if d.comment},
+        "pypi-dependencies": {p.name: c for p in model.pip if (c := _pypi_comment(p)) is not None},
+    }
+
+
+def table_lines(name: str, table: dict[str, Any], notes: dict[str, str]) -> list[str]:
+    """The text of table *name*, each key with its comment from *notes*."""
+    out = [f"[{name}]"]
+    for key, value in table.items():
+        text = f"{_key(key)} = {toml_value(value)}"
+        if key == "channels" and isinstance(value, list) and len(value) > 2:
+            text = f"{_key(key)} = [\n" + "".join(f"  {toml_value(v)},\n" for v in value) + "]"
+        note = notes.get(key)
+        out.append(f"{text}  # {' '.join(note.split())}" if note else text)
+    return out
+
+
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY_RE.fullmatch(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    # A JSON string is a TOML basic string, except that TOML also wants DEL escaped.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def toml_value(value: Any) -> str:
+    """*value* (str, bool, int, dict, list) as TOML text; dicts as inline tables."""
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")

@@ -1,0 +1,290 @@
+"""The ``export`` use case: read an environment (detection, its history or lock channels), establish
+where its variant wheels came from, build the export model and write it (docs/share.md). The
+request is checked once, here, before the environment is read; the output target is checked before
+that, and the wheels are copied last, after every check ("Nothing lost").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from variant_bridge.detect import detect_environment
+from variant_bridge.environment import Environment
+from variant_bridge.errors import InvalidTarget
+from variant_bridge.export import (
+    ExportFormat,
+    ExportModel,
+    IndexOptions,
+    build_export,
+    check_target,
+    copied_wheels,
+    read_manifest,
+    render,
+    update_manifest,
+    update_manifest_text,
+    write_export,
+)
+from variant_bridge.export._atomic import AfterChunk
+from variant_bridge.export.dependencies import requested_from_records
+from variant_bridge.export.history import lock_channels, read_history
+from variant_bridge.export.origins import complete_locked, establish_origins
+from variant_bridge.export.validate import (
+    check_find_links,
+    check_name,
+    check_url,
+    is_url,
+    safe_name,
+)
+
+__all__ = [
+    "EnvironmentSource",
+    "ExportOutput",
+    "ExportRequest",
+    "ExportResult",
+    "Source",
+    "prepare_export",
+    "run_export",
+]
+
+
+class EnvironmentSource(Protocol):
+    """Where the environment is read from, as detection takes it: a prefix (``None`` with no
+    lock file: ``$CONDA_PREFIX``) or a pixi.lock environment and platform, plus declared facts.
+    :class:`Source` is one; so is the CLI's ``EnvironmentOptions``."""
+
+    @property
+    def prefix(self) -> str | os.PathLike[str] | None: ...
+    @property
+    def lockfile(self) -> str | os.PathLike[str] | None: ...
+    @property
+    def environment(self) -> str | None: ...
+    @property
+    def platform(self) -> str | None: ...
+    @property
+    def targets(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An :class:`EnvironmentSource` for library callers: ``Source(prefix="/opt/env")``."""
+
+    prefix: str | os.PathLike[str] | None = None
+    lockfile: str | os.PathLike[str] | None = None
+    environment: str | None = None
+    platform: str | None = None
+    targets: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRequest:
+    """What to export, and what the exported file says (``prepare_export``'s inputs).
+
+    :param name: the environment / workspace name; ``None``: the prefix's or the lock project's.
+    :param from_history: only the requested specs (``conda-meta/history``, else the
+        ``requested_specs`` rattler/pixi store per record); needs a prefix.
+    :param indexes: where the variant wheels can be found (``--find-links`` as given: relative
+        directories are made absolute in the file).
+    :param environ: the process environment detection reads (``CONDA_PREFIX``,
+        ``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`.
+    """
+
+    source: EnvironmentSource = field(default_factory=Source)
+    name: str | None = None
+    from_history: bool = False
+    builds: bool = True
+    host_requirements: bool = True
+    allow_unpinned: bool = False
+    indexes: IndexOptions = field(default_factory=IndexOptions)
+    producer: str = "variant-bridge export"
+    cache_dir: Path | None = None
+    environ: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOutput:
+    """Where the export goes: stdout (no *path*, no *update*), a new file, or an existing
+    manifest edited in place; with *wheels_dir*, the variant wheels are copied there first.
+    The combination is the caller's to check (the CLI's usage errors)."""
+
+    format: ExportFormat = "environment-yml"
+    path: Path | None = None
+    update: Path | None = None
+    force: bool = False
+    wheels_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    """What :func:`run_export` did.
+
+    :param model: the export (pointing at the copies with ``wheels_dir``).
+    :param written: the file written or updated; ``None``: nothing written (print :attr:`text`).
+    :param changed: ``False`` when an updated manifest was already up to date.
+    :param notes: the model's notes and the update's.
+    """
+
+    model: ExportModel
+    format: ExportFormat
+    written: Path | None
+    changed: bool
+    notes: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The new file's text (what goes to stdout when nothing was written)."""
+        return render(self.model, self.format)
+
+
+def prepare_export(request: ExportRequest) -> ExportModel:
+    """Read the environment *request* names and build its export model.
+
+    :raises InvalidTarget: a bad name, URL or find-links location, ``--from-history`` with a
+        lock file, or nothing to export.
+    :raises DetectionError: the prefix, a record, ``history`` or the lock file cannot be read.
+    :raises ExportError: a variant wheel cannot be pinned (unless *allow_unpinned*).
+    """
+    _check(request)
+    source = request.source
+    snapshot = detect_environment(
+        prefix=source.prefix,
+        lockfile=source.lockfile,
+        environment=source.environment,
+        platform=source.platform,
+        targets=tuple(source.targets),
+        env=request.environ,
+    )
+    if snapshot.prefix is None and source.lockfile is None:
+        raise InvalidTarget(
+            "nothing to export: pass --prefix or --lockfile (or activate an environment)"
+        )
+    requested: tuple[str, ...] | None = None
+    notes = list(snapshot.notes)
+    if snapshot.prefix is not None:
+        channel_order, requested = _requests(snapshot, request.from_history, notes)
+    else:
+        assert source.lockfile is not None
+        channel_order = lock_channels(source.lockfile, source.environment)
+        snapshot = complete_locked(snapshot, Path(source.lockfile).parent)
+    indexes = request.indexes
+    origins = establish_origins(
+        snapshot,
+        find_links=indexes.find_links,
+        index_urls=(*([indexes.index_url] if indexes.index_url else []), *indexes.extra_index_urls),
+        cache_dir=request.cache_dir,
+    )
+    return build_export(
+        snapshot,
+        name=request.name if request.name is not None else _default_name(snapshot, source),
+        origins=origins,
+        requested_specs=requested,
+        channel_order=channel_order,
+        builds=request.builds,
+        host_requirements=request.host_requirements,
+        allow_unpinned=request.allow_unpinned,
+        # Local find-links made absolute: the file is read from elsewhere (pip runs in the
+        # environment.yml's directory, pixi resolves paths against the manifest's).
+        index_options=IndexOptions(
+            indexes.index_url,
+            indexes.extra_index_urls,
+            tuple(f if is_url(f) else os.path.abspath(f) for f in indexes.find_links),
+        ),
+        producer=request.producer,
+        extra_notes=notes,
+    )
+
+
+def run_export(
+    request: ExportRequest, output: ExportOutput, *, after_chunk: AfterChunk | None = None
+) -> ExportResult:
+    """The ``export`` command: check the target, read the manifest to update, build the model,
+    copy the wheels, write the file.
+
+    :param after_chunk: passed to every atomic write (progress; a test's injected failure).
+    :raises ExportError: the target cannot be written, the manifest cannot be read or edited, a
+        wheel cannot be copied; nothing is left behind.
+    """
+    # Fail before reading the environment or copying a wheel: the output target is checked (and
+    # again, atomically, when written), the manifest to update is read and parsed.
+    if output.path is not None:
+        check_target(output.path, force=output.force)
+    manifest = read_manifest(output.update) if output.update is not None else None
+    model = prepare_export(request)
+    if output.update is not None and output.wheels_dir is not None:
+        assert manifest is not None
+        # A dry run: a table of the wrong type fails here, before any wheel is copied.
+        update_manifest_text(manifest, model, path=str(output.update))
+    copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
+    if output.wheels_dir is not None:
+        destination = output.update or output.path
+        # pixi paths are relative to the manifest; stdout is taken to land in the current folder.
+        copies = copied_wheels(
+            model,
+            output.wheels_dir,
+            relative_to=destination.absolute().parent if destination else Path.cwd(),
+            overwrite=output.force,
+            after_chunk=after_chunk,
+        )
+    # The copies are removed again if the export cannot be written.
+    with copies as model:
+        if output.update is not None:
+            updated = update_manifest(output.update, model, text=manifest, after_chunk=after_chunk)
+            notes = (*model.notes, *updated.notes)
+            return ExportResult(model, output.format, output.update, updated.changed, notes)
+        if output.path is not None:
+            text = render(model, output.format)
+            write_export(output.path, text, force=output.force, after_chunk=after_chunk)
+        return ExportResult(model, output.format, output.path, True, model.notes)
+
+
+def _check(request: ExportRequest) -> None:
+    """The file's own inputs first: a bad one fails before the environment is read."""
+    if request.name is not None:
+        check_name(request.name)
+    if request.indexes.index_url is not None:
+        check_url(request.indexes.index_url, option="--index-url")
+    for url in request.indexes.extra_index_urls:
+        check_url(url, option="--extra-index-url")
+    for location in request.indexes.find_links:
+        check_find_links(location)
+    if request.from_history and request.source.lockfile is not None:
+        raise InvalidTarget(
+            "--from-history needs a prefix: a pixi.lock records no requested specs "
+            "(the pixi.toml that produced it has them)"
+        )
+
+
+def _requests(
+    snapshot: Environment, from_history: bool, notes: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """The channel order of the prefix's history, and the requested specs with *from_history*
+    (the history's, else the ones rattler/pixi stored per record)."""
+    assert snapshot.prefix is not None
+    history = read_history(snapshot.prefix)
+    channel_order = history.channels() if history is not None else ()
+    if not from_history:
+        return channel_order, None
+    requested = history.requested_specs() if history is not None else ()
+    if not requested:
+        requested = requested_from_records(snapshot.conda_packages)
+        if requested:
+            notes.append(
+                "conda-meta/history records no requests; used the requested specs "
+                "rattler/pixi stored in conda-meta"
+            )
+    return channel_order, requested
+
+
+def _default_name(snapshot: Environment, source: EnvironmentSource) -> str:
+    """The prefix's directory name, or the lock's project (and environment) name, made a name
+    conda accepts (``/opt/my env`` -> ``my-env``)."""
+    if snapshot.prefix is not None:
+        return safe_name(Path(snapshot.prefix).resolve().name or "base")
+    assert source.lockfile is not None
+    project = Path(source.lockfile).resolve().parent.name or "workspace"
+    environment = source.environment
+    return safe_name(project if environment in (None, "default") else f"{project}-{environment}")
