@@ -21,10 +21,7 @@ from variant_bridge.translate import (
     FROM_CONDA_SOURCE,
     CondaSpec,
     environment_from_conda_specs,
-    explain_platform_tag,
     explain_unsupported,
-    glibc_for_platform_tag,
-    platform_tag_specs,
     read_conda_specs,
     supported_properties,
     to_conda_specs,
@@ -1006,88 +1003,6 @@ def test_from_conda_defaults_to_this_machine() -> None:
 def test_from_conda_cuda_arch_without_cuda_is_noted() -> None:
     env = environment_from_conda_specs(["__cuda_arch=9.0"], platform="linux-64")
     assert any("__cuda_arch without __cuda" in n for n in env.notes)
-
-
-# ------------------------------------------------------------------------------------------
-# Platform tags
-# ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("tag", "glibc", "specs"),
-    [
-        ("manylinux_2_28_x86_64", "2.28", ("__glibc >=2.28",)),  # PEP 600
-        ("manylinux2014_x86_64", "2.17", ("__glibc >=2.17",)),  # legacy alias
-        ("manylinux1_x86_64", "2.5", ("__glibc >=2.5",)),  # oldest alias
-        ("manylinux_2_34_aarch64", "2.34", ("__glibc >=2.34",)),  # ARM
-        ("musllinux_1_2_x86_64", None, ("__linux",)),  # musl has no conda virtual package
-        ("macosx_11_0_arm64", None, ("__osx >=11.0",)),  # macOS
-        ("macosx_10_9_universal2", None, ("__osx >=10.9",)),  # fat binaries
-        ("win_amd64", None, ("__win",)),  # Windows
-        ("linux_x86_64", None, ("__linux",)),  # local builds
-        ("any", None, ()),  # pure wheels
-        ("solaris_2_11_sparc", None, None),  # unknown tags are not guessed
-    ],
-)
-def test_platform_tags(tag: str, glibc: str | None, specs: tuple[str, ...] | None) -> None:
-    assert glibc_for_platform_tag(tag) == glibc
-    assert platform_tag_specs(tag) == specs
-
-
-GLIBC_2_17 = Environment("linux-64", (VirtualPackage("__glibc", "2.17"),))
-GLIBC_2_28 = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
-OSX_13 = Environment("osx-arm64", (VirtualPackage("__osx", "13.0"),))
-
-
-@pytest.mark.parametrize(
-    ("tag", "env", "reason"),
-    [
-        ("manylinux_2_28_x86_64", GLIBC_2_28, ""),  # exactly enough
-        (
-            "manylinux_2_28_x86_64",
-            GLIBC_2_17,
-            "manylinux_2_28_x86_64 needs glibc >= 2.28 but __glibc=2.17 (detected)",
-        ),  # too old
-        ("manylinux_2_17_x86_64.manylinux2014_x86_64", GLIBC_2_17, ""),  # compressed tag set
-        (
-            "manylinux_2_17_aarch64",
-            GLIBC_2_28,
-            "platform tag manylinux_2_17_aarch64 is for linux-aarch64, not linux-64",
-        ),  # wrong arch
-        (
-            "manylinux_2_17_x86_64",
-            Environment("linux-64"),
-            "manylinux_2_17_x86_64 needs glibc >= 2.17 but there is no __glibc",
-        ),  # no glibc
-        (
-            "musllinux_1_2_x86_64",
-            GLIBC_2_28,
-            "musllinux_1_2_x86_64 needs musl libc but the environment has glibc",
-        ),  # glibc system
-        (
-            "musllinux_1_2_x86_64",
-            Environment("linux-64", (VirtualPackage("__linux", "6.1"),)),
-            "",
-        ),  # a musl system
-        ("macosx_11_0_arm64", OSX_13, ""),  # new enough macOS
-        (
-            "macosx_14_0_arm64",
-            OSX_13,
-            "macosx_14_0_arm64 needs osx >= 14.0 but __osx=13.0 (detected)",
-        ),  # too old
-        ("macosx_11_0_universal2", OSX_13, ""),  # fat binary on arm64
-        ("win_amd64", GLIBC_2_28, "platform tag win_amd64 is for win-64, not linux-64"),  # other OS
-        ("any", OSX_13, ""),  # pure
-        (
-            "manylinux_2_28_sparc",
-            GLIBC_2_28,
-            "unknown architecture 'sparc' in platform tag",
-        ),  # unknown arch
-    ],
-)
-def test_explain_platform_tag(tag: str, env: Environment, reason: str) -> None:
-    assert explain_platform_tag(tag, env).startswith(reason)
-    assert (explain_platform_tag(tag, env) == "") is (reason == "")
 
 
 def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:

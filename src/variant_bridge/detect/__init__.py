@@ -276,7 +276,7 @@ def _chosen_hint(platform: str, chosen_by: str | None) -> str:
 def _microarchitecture_problem(name: str, platform: str) -> str | None:
     from variant_bridge.mappings import load_tables  # lazy: only for a declared microarchitecture
 
-    info = load_tables().platform.subdir(platform)
+    info = load_tables().platform.subdirs.get(platform)
     family = info.cpu_family if info is not None else None
     return microarchitecture_problem(name, platform, cpu_family=family)
 

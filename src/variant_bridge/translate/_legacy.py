@@ -39,7 +39,6 @@ from variant_bridge.mappings import (
     MappingTables,
     NvidiaFeature,
     NvidiaTable,
-    PlatformTagRule,
     load_tables,
 )
 from variant_bridge.properties import FEATURE_RE, VariantProperty
@@ -62,11 +61,8 @@ __all__ = [
     "SpecForm",
     "Translation",
     "environment_from_conda_specs",
-    "explain_platform_tag",
     "explain_unsupported",
-    "glibc_for_platform_tag",
     "host_subdir",
-    "platform_tag_specs",
     "read_conda_specs",
     "supported_properties",
     "to_conda_specs",
@@ -450,7 +446,7 @@ def _cpu_supported(
 
 
 def _cpu_platform_reason(env: Environment, table: CpuTable, tables: MappingTables) -> str | None:
-    info = tables.platform.subdir(env.platform)
+    info = tables.platform.subdirs.get(env.platform)
     if info is None:
         return f"unknown platform {env.platform!r}: no CPU namespace for it"
     if info.cpu_family == table.archspec_family:
@@ -665,7 +661,7 @@ def _nvidia_specs(
             out.unmapped(p, fields)
             continue
         kind, values = fields
-        specs = [t.format(**values) for t in feature.templates(kind)]
+        specs = [t.format(**values) for t in feature.specs.get(kind, ())]
         out.mapped(p, specs)
         rendered += specs
     for spec in _or_join(rendered):
@@ -1041,7 +1037,7 @@ def read_conda_specs(
     if platform is None:
         platform = host_subdir(tables=tables)
     platform = check_platform(platform, where="--platform")
-    info = tables.platform.subdir(platform)
+    info = tables.platform.subdirs.get(platform)
 
     seen: dict[str, str] = {}
     ignored: list[tuple[str, str]] = []
@@ -1175,88 +1171,3 @@ def _declared_virtual(
     if version is not None and _EXACT_VERSION_RE.fullmatch(version) is None:
         raise InvalidTarget(f"invalid spec {quote(text)}: {quote(version)} is not a version")
     return VirtualPackage(name, version or "0", build or "0", FROM_CONDA_SOURCE)
-
-
-# --------------------------------------------------------------------------------------------
-# Platform tags
-# --------------------------------------------------------------------------------------------
-
-
-def _match_tag(tag: str, tables: MappingTables) -> tuple[PlatformTagRule, re.Match[str]] | None:
-    for old, new in tables.platform.tag_aliases:
-        if tag.startswith(old + "_"):
-            tag = new + tag[len(old) :]
-            break
-    for rule in tables.platform.tag_rules:
-        match = rule.regex.fullmatch(tag)
-        if match is not None:
-            return rule, match
-    return None
-
-
-def glibc_for_platform_tag(tag: str, *, tables: MappingTables | None = None) -> str | None:
-    """The glibc a ``manylinux`` tag needs (``manylinux_2_28_x86_64`` -> ``2.28``), else None."""
-    found = _match_tag(tag, tables if tables is not None else load_tables())
-    if found is None or found[0].libc != "glibc":
-        return None
-    return f"{int(found[1]['major'])}.{int(found[1]['minor'])}"
-
-
-def platform_tag_specs(tag: str, *, tables: MappingTables | None = None) -> tuple[str, ...] | None:
-    """Conda specs for a wheel platform tag (``macosx_11_0_arm64`` -> ``('__osx >=11.0',)``).
-
-    ``()`` for ``any``; ``None`` for a tag the tables do not know.
-    """
-    found = _match_tag(tag, tables if tables is not None else load_tables())
-    if found is None:
-        return None
-    rule, match = found
-    groups = {k: str(int(v)) for k, v in match.groupdict().items() if k in ("major", "minor")}
-    return tuple(t.format(**groups) for t in rule.specs)
-
-
-def explain_platform_tag(tag: str, env: Environment, *, tables: MappingTables | None = None) -> str:
-    """Why *env* cannot install a wheel with platform *tag*; ``""`` when it can.
-
-    A compressed tag set (``manylinux_2_17_x86_64.manylinux2014_x86_64``) is fine when any
-    member is.
-    """
-    tables = tables if tables is not None else load_tables()
-    reasons = []
-    for part in tag.split("."):
-        reason = _explain_one_tag(part, env, tables)
-        if not reason:
-            return ""
-        reasons.append(reason)
-    return "; ".join(reasons)
-
-
-def _explain_one_tag(tag: str, env: Environment, tables: MappingTables) -> str:
-    found = _match_tag(tag, tables)
-    if found is None:
-        return f"unknown platform tag {quote(tag)}"
-    rule, match = found
-    info = tables.platform.subdir(env.platform)
-    arch = match.groupdict().get("arch")
-    subdirs = rule.subdirs_for(arch)
-    if subdirs is None:
-        if rule.os is not None and (info is None or info.os != rule.os):
-            return f"platform tag {tag} is for {rule.os}, not {env.platform}"
-    elif not subdirs:
-        return f"unknown architecture {arch!r} in platform tag {tag}"
-    elif env.platform not in subdirs:
-        return f"platform tag {tag} is for {', '.join(subdirs)}, not {env.platform}"
-    if rule.libc == "musl":
-        glibc = env.virtual_package("__glibc")
-        if glibc is not None:
-            return f"{tag} needs musl libc but the environment has glibc ({_vp_text(glibc)})"
-    if rule.virtual_package is not None and "major" in match.groupdict():
-        need = (int(match["major"]), int(match["minor"]))
-        vp = env.virtual_package(rule.virtual_package)
-        what = "glibc" if rule.libc == "glibc" else rule.virtual_package.lstrip("_")
-        if vp is None:
-            return f"{tag} needs {what} >= {_fmt(need)} but there is no {rule.virtual_package}"
-        have = _major_minor(vp.version)
-        if have is None or have < need:
-            return f"{tag} needs {what} >= {_fmt(need)} but {_vp_text(vp)}"
-    return ""
