@@ -53,7 +53,7 @@ def environment(
 ) -> Environment:
     vps = []
     if cuda is not None:
-        vps.append(VirtualPackage("__cuda", cuda, source="CONDA_OVERRIDE_CUDA"))
+        vps.append(VirtualPackage("__cuda", cuda, source=Source.override("CONDA_OVERRIDE_CUDA")))
     if archspec is not None:
         vps.append(VirtualPackage("__archspec", "1", archspec[0], source=archspec[1]))
     kit = Toolkit("cuda-version", toolkit, Source.PREFIX) if toolkit is not None else None

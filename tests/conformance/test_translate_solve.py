@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.worlds.channel import Channel, x86_64_names_at_level
-from variant_bridge.environment import Environment, Toolkit, VirtualPackage
+from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import supported_properties, to_conda_specs
 
@@ -225,7 +225,7 @@ def test_cuda_bounds_forward_equals_reverse(driver: str, toolkit: str | None) ->
     env = Environment(
         "linux-64",
         (VirtualPackage("__cuda", driver),),
-        toolkit=Toolkit("cuda-version", toolkit, "conda-meta") if toolkit else None,
+        toolkit=Toolkit("cuda-version", toolkit, Source.PREFIX) if toolkit else None,
     )
     supported = supported_properties(env)  # toolkit policy whenever there is a toolkit
     d = record("__cuda", driver)

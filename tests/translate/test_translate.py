@@ -12,13 +12,13 @@ from variant_bridge.environment import (
     CondaRecord,
     Environment,
     PythonDistribution,
+    Source,
     Toolkit,
     VirtualPackage,
 )
 from variant_bridge.errors import InvalidTarget
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import (
-    FROM_CONDA_SOURCE,
     CondaSpec,
     environment_from_conda_specs,
     explain_unsupported,
@@ -62,7 +62,7 @@ def make_env(
     toolkit: str | None = None,
     toolkit_package: str = "cuda-version",
     platform: str = "linux-64",
-    source: str = "detected",
+    source: Source = Source.DETECTED,
     python_packages: tuple[PythonDistribution, ...] = (),
     conda_packages: tuple[CondaRecord, ...] = (),
 ) -> Environment:
@@ -76,7 +76,7 @@ def make_env(
     return Environment(
         platform=platform,
         virtual_packages=tuple(vps),
-        toolkit=Toolkit(toolkit_package, toolkit, "conda-meta") if toolkit else None,
+        toolkit=Toolkit(toolkit_package, toolkit, Source.PREFIX) if toolkit else None,
         python_packages=python_packages,
         conda_packages=conda_packages,
     )
@@ -171,8 +171,10 @@ def test_toolkit_policy(
 def test_toolkit_policy_explains_itself_in_source_and_notes() -> None:
     env = Environment(
         platform="linux-64",
-        virtual_packages=(VirtualPackage("__cuda", "12.9", "0", "CONDA_OVERRIDE_CUDA"),),
-        toolkit=Toolkit("cuda-version", "12.6", "conda-meta"),
+        virtual_packages=(
+            VirtualPackage("__cuda", "12.9", "0", Source.override("CONDA_OVERRIDE_CUDA")),
+        ),
+        toolkit=Toolkit("cuda-version", "12.6", Source.PREFIX),
     )
     supported = supported_properties(env)
     feature = supported.feature("nvidia", "cuda_version_lower_bound")
@@ -228,13 +230,13 @@ def test_sm_arch_values(arch: str | None, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     ("source", "noted"),
     [
-        ("detected", True),  # lowest GPU may differ from the provider's highest
-        ("CONDA_OVERRIDE_CUDA_ARCH", False),  # an override is one value in both worlds
-        ("NV_VARIANT_PROVIDER_FORCE_SM_ARCH", False),  # the provider's own override
-        ("--target", False),  # declared
+        (Source.DETECTED, True),  # lowest GPU may differ from the provider's highest
+        (Source.override("CONDA_OVERRIDE_CUDA_ARCH"), False),  # one value in both worlds
+        (Source.override("NV_VARIANT_PROVIDER_FORCE_SM_ARCH"), False),  # the provider's own
+        (Source.TARGET, False),  # declared
     ],
 )
-def test_lowest_gpu_note(source: str, noted: bool) -> None:
+def test_lowest_gpu_note(source: Source, noted: bool) -> None:
     supported = supported_properties(make_env(cuda="12.8", arch="8.6", source=source))
     assert any("LOWEST compute capability" in n for n in supported.notes) is noted
 
@@ -820,16 +822,16 @@ def test_explain_supported_is_empty() -> None:
 )
 def test_from_conda_virtual_packages(spec: str, name: str, version: str, build: str) -> None:
     env = environment_from_conda_specs([spec], platform="linux-64")
-    assert env.virtual_packages == (VirtualPackage(name, version, build, FROM_CONDA_SOURCE),)
-    assert env.origin == FROM_CONDA_SOURCE
+    assert env.virtual_packages == (VirtualPackage(name, version, build, Source.FROM_CONDA),)
+    assert env.origin == str(Source.FROM_CONDA)
 
 
 @pytest.mark.parametrize(
     ("spec", "toolkit"),
     [
-        ("cuda-version=12.6", Toolkit("cuda-version", "12.6", FROM_CONDA_SOURCE)),  # = form
-        ("cuda-version 12.6", Toolkit("cuda-version", "12.6", FROM_CONDA_SOURCE)),  # space form
-        ("cudatoolkit=11.8", Toolkit("cudatoolkit", "11.8", FROM_CONDA_SOURCE)),  # CUDA 11
+        ("cuda-version=12.6", Toolkit("cuda-version", "12.6", Source.FROM_CONDA)),  # = form
+        ("cuda-version 12.6", Toolkit("cuda-version", "12.6", Source.FROM_CONDA)),  # space form
+        ("cudatoolkit=11.8", Toolkit("cudatoolkit", "11.8", Source.FROM_CONDA)),  # CUDA 11
         ("pytorch=2.9.1", None),  # a package, not a toolkit
     ],
 )
@@ -946,13 +948,13 @@ PLATFORM_FACTS = [
 
 @pytest.mark.parametrize(("platform", "spec", "error"), PLATFORM_FACTS)
 def test_from_conda_platform_facts_agree_with_detect(platform: str, spec: str, error: str) -> None:
+
     from variant_bridge.detect import detect_environment
-    from variant_bridge.detect.targets import VIRTUAL_PACKAGE_KEYS
 
     name, _, value = spec.partition("=")
     if name == "__archspec":
         value = value.partition("=")[2]
-    key = {v: k for k, v in VIRTUAL_PACKAGE_KEYS.items()}[name]
+    key = name.removeprefix("__")
     targets = [f"platform={platform}", f"{key}={value}"]
     if error:
         with pytest.raises(InvalidTarget) as caught:
@@ -1016,24 +1018,24 @@ def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:
 
 # (where the toolkit came from, how the reason names it). One case per line.
 TOOLKIT_OWNERS = [
-    ("conda-meta", "the prefix's toolkit is cuda-version 12.6"),  # a prefix: as before
-    ("pixi.lock", "the locked toolkit is cuda-version 12.6"),  # said "the prefix's" for a lock
-    ("--from-conda", "the environment's toolkit is cuda-version 12.6"),  # and with no prefix
+    (Source.PREFIX, "the prefix's toolkit is cuda-version 12.6"),  # a prefix: as before
+    (Source.LOCKFILE, "the locked toolkit is cuda-version 12.6"),  # said "the prefix's" for a lock
+    (Source.FROM_CONDA, "the environment's toolkit is cuda-version 12.6"),  # and with no prefix
 ]
 
 
 @pytest.mark.parametrize(("source", "words"), TOOLKIT_OWNERS)
-def test_toolkit_is_named_by_its_source(source: str, words: str) -> None:
+def test_toolkit_is_named_by_its_source(source: Source, words: str) -> None:
     env = Environment(
         "linux-64",
-        (VirtualPackage("__cuda", "12.9", "0", "detected"),),
+        (VirtualPackage("__cuda", "12.9", "0", Source.DETECTED),),
         toolkit=Toolkit("cuda-version", "12.6", source),
     )
     prop = P("nvidia :: cuda_version_lower_bound :: 12.8")
     assert explain_unsupported(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
     notes = supported_properties(env).notes
     assert any(n.endswith(f"dropped because {words}") for n in notes), notes
-    if source != "conda-meta":
+    if source != Source.PREFIX:
         assert not any("prefix" in n for n in notes)
         assert "prefix" not in explain_unsupported(
             P("nvidia :: cuda_version_lower_bound :: 11.8"), env

@@ -8,7 +8,6 @@ environment the same way, so they take the same options with the same help.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,43 +36,38 @@ class EnvironmentOptions:
     targets: tuple[str, ...]
     cuda_policy: CudaPolicy | None
 
-    @property
-    def effective_prefix(self) -> Path | None:
-        """``--prefix``, else ``$CONDA_PREFIX`` (as detection reads it), unless a lock is read."""
-        if self.prefix is not None or self.lockfile is not None:
-            return self.prefix
-        active = os.environ.get("CONDA_PREFIX", "")
-        return Path(active) if active else None
-
     def detect(self) -> Environment:
-        """The snapshot these options describe (detection happens here, not at parse time)."""
-        from variant_bridge.detect import detect_environment
+        """The snapshot these options describe (detection happens here, not at parse time).
 
-        return detect_environment(
-            prefix=self.prefix,
-            lockfile=self.lockfile,
-            environment=self.environment,
-            platform=self.platform,
-            targets=self.targets,
-        )
+        Detection checks the options once; contradicting ones are a usage error here.
+        """
+        from variant_bridge.detect import Conflict, ConflictingSources, detect_environment
+
+        try:
+            return detect_environment(
+                prefix=self.prefix,
+                lockfile=self.lockfile,
+                environment=self.environment,
+                platform=self.platform,
+                targets=self.targets,
+            )
+        except ConflictingSources as e:
+            words = {
+                Conflict.PREFIX_AND_LOCKFILE: (
+                    "--prefix and --lockfile cannot be used together; pick one."
+                ),
+                Conflict.ENVIRONMENT_WITHOUT_LOCKFILE: (
+                    "--environment needs --lockfile (it names a pixi.lock environment)."
+                ),
+            }
+            raise click.UsageError(words[e.kind], click.get_current_context()) from e
 
 
-def _collect(
-    ctx: click.Context, kwargs: dict[str, Any], *, cuda_policy: bool
-) -> EnvironmentOptions:
-    prefix = kwargs.pop("prefix")
-    lockfile = kwargs.pop("lockfile")
-    environment = kwargs.pop("environment")
-    if prefix is not None and lockfile is not None:
-        raise click.UsageError("--prefix and --lockfile cannot be used together; pick one.", ctx)
-    if environment is not None and lockfile is None:
-        raise click.UsageError(
-            "--environment needs --lockfile (it names a pixi.lock environment).", ctx
-        )
+def _collect(kwargs: dict[str, Any], *, cuda_policy: bool) -> EnvironmentOptions:
     return EnvironmentOptions(
-        prefix,
-        lockfile,
-        environment,
+        kwargs.pop("prefix"),
+        kwargs.pop("lockfile"),
+        kwargs.pop("environment"),
         kwargs.pop("platform"),
         kwargs.pop("targets"),
         kwargs.pop("cuda_policy") if cuda_policy else None,
@@ -140,8 +134,7 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
         # wraps() also carries click's __click_params__: options declared below this decorator.
         @functools.wraps(function)
         def wrapper(**kwargs: Any) -> Any:
-            ctx = click.get_current_context()
-            kwargs["env_options"] = _collect(ctx, kwargs, cuda_policy=cuda_policy)
+            kwargs["env_options"] = _collect(kwargs, cuda_policy=cuda_policy)
             return function(**kwargs)
 
         decorated: Any = wrapper

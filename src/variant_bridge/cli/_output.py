@@ -60,7 +60,7 @@ def heading(text: str) -> None:
 
 
 def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
-    return {"name": vp.name, "version": vp.version, "build": vp.build, "source": vp.source}
+    return {"name": vp.name, "version": vp.version, "build": vp.build, "source": str(vp.source)}
 
 
 def supported_json(supported: SupportedProperties) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def environment_json(
             else {
                 "package": env.toolkit.package,
                 "version": env.toolkit.version,
-                "source": env.toolkit.source,
+                "source": str(env.toolkit.source),
             }
         ),
         **supported_json(supported),
@@ -213,13 +213,13 @@ def echo_environment(
     click.echo()
     heading("Virtual packages")
     if env.virtual_packages:
-        _rows((str(vp), vp.source) for vp in env.virtual_packages)
+        _rows((str(vp), str(vp.source)) for vp in env.virtual_packages)
     else:
         click.echo(f"{_INDENT}(none)")
     click.echo()
     heading("CUDA toolkit (the solved cuda-version)")
     if env.toolkit is not None:
-        _rows([(str(env.toolkit), env.toolkit.source)])
+        _rows([(str(env.toolkit), str(env.toolkit.source))])
     else:
         click.echo(f"{_INDENT}(none solved in this environment)")
     click.echo()

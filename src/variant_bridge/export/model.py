@@ -34,7 +34,13 @@ from dataclasses import dataclass, field, replace
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.environment import CondaRecord, Environment, PythonDistribution, VirtualPackage
+from variant_bridge.environment import (
+    CondaRecord,
+    Environment,
+    PythonDistribution,
+    Source,
+    VirtualPackage,
+)
 from variant_bridge.errors import ExportError
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.origins import WheelOrigin, variant_label
@@ -717,7 +723,7 @@ def _view(env: Environment) -> BridgedView:
     )
 
 
-_DECLARED = "the exported platform"
+_DECLARED = Source.TARGET  # the exported platform: declared facts, like --target
 
 
 def _activation_env(

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from variant_bridge.errors import MappingTableError
 from variant_bridge.mappings._schema import (
     CPU_TABLE_FILES,
@@ -66,9 +64,6 @@ __all__ = [
     "read_tables",
 ]
 
-# libyaml's safe loader when pyyaml was built with it: about 10x faster start-up.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 @functools.cache
 def load_tables() -> MappingTables:
@@ -81,6 +76,10 @@ def load_tables() -> MappingTables:
 
 def read_tables(directory: Any) -> MappingTables:
     """Read and validate the tables in *directory* (a path or an importlib resource)."""
+    import yaml  # lazy: only once a command needs the tables
+
+    # libyaml's safe loader when pyyaml was built with it: about 10x faster start-up.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     raw: dict[str, Any] = {}
     problems: list[str] = []
     for name in TABLE_FILES:
@@ -91,7 +90,7 @@ def read_tables(directory: Any) -> MappingTables:
             problems.append(f"{name}: cannot read {path}: {e.strerror or e}")
             continue
         try:
-            raw[name] = yaml.load(text, Loader=_LOADER)
+            raw[name] = yaml.load(text, Loader=loader)
         except yaml.YAMLError as e:
             detail = " ".join(str(e).split())
             problems.append(f"{name}: invalid YAML: {detail}")

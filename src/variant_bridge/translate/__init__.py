@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from variant_bridge.translate._legacy import (
-        FROM_CONDA_SOURCE,
         CondaFacts,
         CondaSpec,
         SpecForm,
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "FROM_CONDA_SOURCE",
     "CondaFacts",
     "CondaSpec",
     "SpecForm",

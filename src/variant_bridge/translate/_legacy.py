@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from variant_bridge.mappings import NameMapping
 
 __all__ = [
-    "FROM_CONDA_SOURCE",
     "CondaFacts",
     "CondaSpec",
     "SpecForm",
@@ -67,9 +66,6 @@ __all__ = [
     "supported_properties",
     "to_conda_specs",
 ]
-
-FROM_CONDA_SOURCE = "--from-conda"
-"""The ``source`` of facts declared with ``translate --from-conda``."""
 
 SpecForm = Literal["any", "rattler", "conda"]
 
@@ -390,8 +386,7 @@ def _sm_arch_supported(
         return
     values = (*(f"{a[0]}{m}_real" for m in range(a[1], -1, -1)), f"{a[0]}0_virtual")
     features.append(SupportedFeature(table.namespace, feature.name, values, _vp_text(arch)))
-    forced = {o.conda for o in table.overrides} | {o.provider for o in table.overrides}
-    if arch.source not in forced and not arch.source.startswith("--"):
+    if not arch.source.declared:
         notes.append(
             f"{feature.name} follows {arch.name}={arch.version}, the LOWEST compute capability "
             "of this machine's GPUs (conda's rule, so the wheel runs on every GPU); the NVIDIA "
@@ -1074,7 +1069,7 @@ def read_conda_specs(
                 raise InvalidTarget(
                     f"invalid spec {quote(text)}: {name} needs a version like '12.6'"
                 )
-            toolkits[name] = Toolkit(name, version, FROM_CONDA_SOURCE)
+            toolkits[name] = Toolkit(name, version, Source.FROM_CONDA)
         records.append((text, CondaRecord(name, version, build or "", subdir=platform)))
 
     toolkit = next((toolkits[p] for p in tables.nvidia.toolkit_packages if p in toolkits), None)
@@ -1097,7 +1092,7 @@ def read_conda_specs(
         virtual_packages=tuple(sorted(virtual, key=lambda vp: vp.name)),
         toolkit=toolkit,
         conda_packages=tuple(kept),
-        origin=FROM_CONDA_SOURCE,
+        origin=str(Source.FROM_CONDA),
         notes=tuple(notes),
     )
     return CondaFacts(environment, tuple(ignored))
@@ -1164,10 +1159,10 @@ def _declared_virtual(
         problem = microarchitecture_problem(build, platform, cpu_family=cpu_family)
         if problem is not None:
             raise InvalidTarget(f"invalid spec {quote(text)}: {problem}")
-        return VirtualPackage(name, version or "1", build, FROM_CONDA_SOURCE)
+        return VirtualPackage(name, version or "1", build, Source.FROM_CONDA)
     shape = VERSION_SHAPES.get(name)
     if shape is not None and (version is None or not shape.matches(version)):
         raise InvalidTarget(f"invalid spec {quote(text)}: {name} needs {shape.expected}")
     if version is not None and _EXACT_VERSION_RE.fullmatch(version) is None:
         raise InvalidTarget(f"invalid spec {quote(text)}: {quote(version)} is not a version")
-    return VirtualPackage(name, version or "0", build or "0", FROM_CONDA_SOURCE)
+    return VirtualPackage(name, version or "0", build or "0", Source.FROM_CONDA)
