@@ -234,7 +234,7 @@ def test_cuda_bounds_forward_equals_reverse(driver: str, toolkit: str | None) ->
         for value in ALL_CUDA_VALUES:
             prop = VariantProperty("nvidia", feature, value)
             ((_, specs),) = to_conda_specs([prop]).by_property
-            driver_spec, toolkit_spec = specs
+            driver_spec, toolkit_spec = (c.spec for c in specs)
             expected = spec(driver_spec).matches(d) and (t is None or spec(toolkit_spec).matches(t))
             assert supported.supports(prop) == expected, (prop, driver, toolkit)
 

@@ -10,6 +10,7 @@ import pytest
 
 from variant_bridge.environment import (
     CondaRecord,
+    CudaPolicy,
     Environment,
     PythonDistribution,
     Source,
@@ -20,12 +21,12 @@ from variant_bridge.errors import InvalidTarget
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import (
     CondaSpec,
-    environment_from_conda_specs,
     explain_unsupported,
     read_conda_specs,
     supported_properties,
     to_conda_specs,
 )
+from variant_bridge.translate.supported import SupportedProperties
 
 # ------------------------------------------------------------------------------------------
 # The NVIDIA provider's lists for UMD 12.8 and CC 8.6, copied from the reference text
@@ -84,6 +85,13 @@ def make_env(
 
 def P(text: str) -> VariantProperty:  # noqa: N802 - reads like a literal
     return VariantProperty.parse(text)
+
+
+def explain(
+    prop: VariantProperty, env: Environment, policy: CudaPolicy | None = None
+) -> str | None:
+    """Why *env* does not support *prop*: the forward translation once, then its record."""
+    return explain_unsupported(prop, supported_properties(env, policy=policy))
 
 
 def test_lengths_of_the_reference_lists() -> None:
@@ -485,8 +493,8 @@ def test_by_property_lists_each_property_alone() -> None:
     props = [P("nvidia :: sm_arch :: 80_real"), P("nvidia :: sm_arch :: 90_real")]
     translation = to_conda_specs(props)
     assert translation.by_property == (
-        (props[0], ("__cuda_arch >=8.0,<9",)),
-        (props[1], ("__cuda_arch >=9.0,<10",)),
+        (props[0], (CondaSpec("__cuda_arch >=8.0,<9"),)),
+        (props[1], (CondaSpec("__cuda_arch >=9.0,<10"),)),
     )
 
 
@@ -787,17 +795,22 @@ ENV_NONE = make_env(platform="linux-aarch64")
     ],
 )
 def test_explain_unsupported(env: Environment, prop: str, reason: str) -> None:
-    assert explain_unsupported(P(prop), env).startswith(reason)
+    assert (explain(P(prop), env) or "").startswith(reason)
 
 
-def test_explain_supported_is_empty() -> None:
-    assert explain_unsupported(P("nvidia :: sm_arch :: 90_real"), ENV_D129_T126) == ""
-    assert (
-        explain_unsupported(
-            P("nvidia :: cuda_version_lower_bound :: 12.8"), ENV_D129_T126, policy="driver"
-        )
-        == ""
-    )
+def test_explain_supported_is_none() -> None:
+    assert explain(P("nvidia :: sm_arch :: 90_real"), ENV_D129_T126) is None
+    lower = P("nvidia :: cuda_version_lower_bound :: 12.8")
+    assert explain(lower, ENV_D129_T126, policy="driver") is None
+
+
+def test_explain_reads_what_the_forward_translation_recorded() -> None:
+    # Nothing recorded (a hand-made SupportedProperties): nothing to explain with.
+    assert explain_unsupported(P("x86_64 :: level :: v4"), SupportedProperties()) is None
+    # Recorded once, explained for every rejected property without recomputing.
+    supported = supported_properties(ENV_D126)
+    for prop in ("nvidia :: cuda_version_lower_bound :: 12.8", "x86_64 :: level :: v4"):
+        assert explain_unsupported(P(prop), supported) == explain(P(prop), ENV_D126)
 
 
 # ------------------------------------------------------------------------------------------
@@ -821,7 +834,7 @@ def test_explain_supported_is_empty() -> None:
     ],
 )
 def test_from_conda_virtual_packages(spec: str, name: str, version: str, build: str) -> None:
-    env = environment_from_conda_specs([spec], platform="linux-64")
+    env = read_conda_specs([spec], platform="linux-64").environment
     assert env.virtual_packages == (VirtualPackage(name, version, build, Source.FROM_CONDA),)
     assert env.origin == str(Source.FROM_CONDA)
 
@@ -836,16 +849,16 @@ def test_from_conda_virtual_packages(spec: str, name: str, version: str, build: 
     ],
 )
 def test_from_conda_toolkit(spec: str, toolkit: Toolkit | None) -> None:
-    env = environment_from_conda_specs([spec], platform="linux-64")
+    env = read_conda_specs([spec], platform="linux-64").environment
     assert env.toolkit == toolkit
     assert len(env.conda_packages) == 1
 
 
 def test_from_conda_whole_environment_gives_supported_properties() -> None:
-    env = environment_from_conda_specs(
+    env = read_conda_specs(
         ["__cuda=12.9", "__cuda_arch=9.0", "__archspec=1=haswell", "cuda-version=12.6"],
         platform="linux-64",
-    )
+    ).environment
     supported = supported_properties(env)
     assert list(supported.values("nvidia", "cuda_version_lower_bound")) == LOWER_12_6_TO_12
     assert supported.values("nvidia", "sm_arch") == ("90_real", "90_virtual")
@@ -922,14 +935,14 @@ def test_from_conda_whole_environment_gives_supported_properties() -> None:
 )
 def test_from_conda_errors(specs: list[str], message: str) -> None:
     with pytest.raises(InvalidTarget) as caught:
-        environment_from_conda_specs(specs, platform="linux-64")
+        read_conda_specs(specs, platform="linux-64")
     assert str(caught.value).startswith(message), str(caught.value)
     assert "\n" not in str(caught.value)
 
 
 def test_from_conda_unknown_platform() -> None:
     with pytest.raises(InvalidTarget) as caught:
-        environment_from_conda_specs(["__cuda=12.8"], platform="linux-99")
+        read_conda_specs(["__cuda=12.8"], platform="linux-99")
     assert str(caught.value) == (
         "--platform='linux-99': expected a conda platform like linux-64 (did you mean 'linux-64'?)"
     )
@@ -958,13 +971,13 @@ def test_from_conda_platform_facts_agree_with_detect(platform: str, spec: str, e
     targets = [f"platform={platform}", f"{key}={value}"]
     if error:
         with pytest.raises(InvalidTarget) as caught:
-            environment_from_conda_specs([spec], platform=platform)
+            read_conda_specs([spec], platform=platform)
         assert str(caught.value) == f"invalid spec {spec!r}: {error}" or error in str(caught.value)
         with pytest.raises(InvalidTarget) as detected:
             detect_environment(targets=targets, env={})
         assert error in str(detected.value)
     else:
-        env = environment_from_conda_specs([spec], platform=platform)
+        env = read_conda_specs([spec], platform=platform).environment
         assert env.virtual_package(name) is not None
         assert detect_environment(targets=targets, env={}).virtual_package(name) is not None
 
@@ -997,20 +1010,16 @@ def test_from_conda_reports_what_it_ignores(
     assert not kept & {spec.split("=")[0].split()[0] for spec, _ in ignored}
 
 
-def test_from_conda_defaults_to_this_machine() -> None:
-    env = environment_from_conda_specs(["__cuda=12.8"])
-    assert env.platform == "linux-64"  # the test machine (x86_64 Linux)
-
-
 def test_from_conda_cuda_arch_without_cuda_is_noted() -> None:
-    env = environment_from_conda_specs(["__cuda_arch=9.0"], platform="linux-64")
+    env = read_conda_specs(["__cuda_arch=9.0"], platform="linux-64").environment
     assert any("__cuda_arch without __cuda" in n for n in env.notes)
 
 
-def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:
+def test_the_value_types_import_without_the_tables_or_archspec() -> None:
     code = (
-        "import sys, variant_bridge.translate, variant_bridge.mappings;"
-        "bad = [m for m in ('rattler', 'click', 'conda', 'archspec') if m in sys.modules];"
+        "import sys, variant_bridge.translate.supported;"
+        "bad = [m for m in ('yaml', 'archspec', 'rattler', 'click', 'variant_bridge.mappings')"
+        " if m in sys.modules];"
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -1032,11 +1041,9 @@ def test_toolkit_is_named_by_its_source(source: Source, words: str) -> None:
         toolkit=Toolkit("cuda-version", "12.6", source),
     )
     prop = P("nvidia :: cuda_version_lower_bound :: 12.8")
-    assert explain_unsupported(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
+    assert explain(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
     notes = supported_properties(env).notes
     assert any(n.endswith(f"dropped because {words}") for n in notes), notes
     if source != Source.PREFIX:
         assert not any("prefix" in n for n in notes)
-        assert "prefix" not in explain_unsupported(
-            P("nvidia :: cuda_version_lower_bound :: 11.8"), env
-        )
+        assert "prefix" not in (explain(P("nvidia :: cuda_version_lower_bound :: 11.8"), env) or "")

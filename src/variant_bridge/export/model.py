@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
@@ -46,6 +47,9 @@ from variant_bridge.export.history import spec_name
 from variant_bridge.export.origins import WheelOrigin, variant_label
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.properties import VariantProperty
+
+if TYPE_CHECKING:
+    from variant_bridge.translate import CondaSpec
 
 __all__ = [
     "VARIANT_FILENAMES_NOTE",
@@ -504,7 +508,7 @@ def _first_word(spec: str) -> str:
 def _cpu_conda_form(
     properties: Sequence[VariantProperty],
     rattler_spec: str,
-    by_property: Sequence[tuple[VariantProperty, tuple[str, ...]]],
+    by_property: Sequence[tuple[VariantProperty, tuple[CondaSpec, ...]]],
     tables: MappingTables,
     *,
     channels: Sequence[str],
@@ -513,7 +517,7 @@ def _cpu_conda_form(
     """``_x86_64-microarch-level >=N`` for a CPU generation requirement, where conda-forge's
     metapackage can be had (a conda-forge channel, or already installed)."""
     for prop, specs in by_property:
-        if prop not in properties or rattler_spec not in specs:
+        if prop not in properties or rattler_spec not in (c.spec for c in specs):
             continue
         cpu = tables.cpu(prop.namespace)
         if cpu is None or cpu.metapackage is None or prop.feature != cpu.generation_feature:
