@@ -1,20 +1,12 @@
 """Detection (layer 2): build the frozen :class:`~variant_bridge.environment.Environment`.
 
-Sources: this machine (py-rattler), a conda prefix (``conda-meta`` + ``site-packages``), a pixi.lock
-environment, or declared targets. Virtual packages are layered per package, first wins
-(semantics.md §2):
-
-1. ``--target`` (:func:`parse_targets`);
-2. ``CONDA_OVERRIDE_*``;
-3. ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION`` / ``NV_VARIANT_PROVIDER_FORCE_SM_ARCH``;
-4. the base set: rattler's detection when the target platform is this machine's; otherwise
-   the lock's declared virtual packages (v7 rich platforms) and then pixi's platform defaults
-   (``__linux=4.18``, ``__glibc=2.28``, ``__osx=13.0``, the minimal ``__archspec``; source
-   ``platform default``). Nothing is read from this machine for another platform.
-
-Then the set is filtered to the target platform (CEP 30: ``CONDA_OVERRIDE_OSX`` on Linux is
-ignored, with a note; a ``--target`` that cannot apply is an error), and ``__cuda_arch`` is dropped
-when ``__cuda`` is absent. Override variables are read from the explicit *env* mapping only.
+Sources: this machine (py-rattler), a conda prefix (``conda-meta`` + ``site-packages``), a
+pixi.lock environment, or declared targets. Virtual packages are layered per package, first wins:
+``--target``, ``CONDA_OVERRIDE_*``, the NVIDIA provider's variables, then the base set (this
+machine's detection, or for another platform the lock's declared packages and pixi's platform
+defaults); the set is then filtered to the target platform (CEP 30). The rules are
+docs/semantics.md §2; the variables are read from the explicit *env* mapping only, their names
+from the mapping tables.
 """
 
 from __future__ import annotations
