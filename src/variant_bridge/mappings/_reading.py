@@ -15,22 +15,34 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar, cast
 
-from variant_bridge.mappings.tables import IntRange
+from variant_bridge.mappings.tables import IntRange, OverrideVariable
+from variant_bridge.properties import FEATURE_RE, NAMESPACE_RE, VALUE_RE
 
 __all__ = [
+    "CONDA_NAME_RE",
+    "SCHEMA",
+    "SUBDIR_RE",
     "Invalid",
     "Opt",
     "Problems",
     "Reader",
     "boolean",
+    "conda_name",
     "fail",
+    "feature_name",
+    "fields",
     "got",
     "int_range",
     "kind_of",
     "listed",
+    "major_minor",
     "mapping",
+    "namespace",
     "optional",
+    "overrides",
+    "property_value",
     "record",
+    "schema_version",
     "strings",
     "template",
     "text",
@@ -248,3 +260,50 @@ def template(
         return written
 
     return read
+
+
+# --------------------------------------------------------------------------------------------
+# Readers of values every table has
+# --------------------------------------------------------------------------------------------
+
+SCHEMA = 1
+
+
+def schema_version(value: Any) -> int:
+    """Every table's ``schema:`` key."""
+    if value != SCHEMA:
+        fail(f"expected {SCHEMA}, got {got(value)}")
+    return SCHEMA
+
+
+def major_minor(value: Any) -> tuple[int, int]:
+    major, minor = text(re.compile(r"[0-9]+\.[0-9]+"), "a version 'M.N'")(value).split(".")
+    return int(major), int(minor)
+
+
+def fields(**values: Any) -> dict[str, Any]:
+    """A :func:`record`'s build for a section that is no type of its own: its values, by key."""
+    return values
+
+
+virtual_package = text(re.compile(r"__[a-z0-9_]+"), "a string starting with '__'")
+CONDA_NAME_RE = re.compile(r"[a-z0-9_][a-z0-9._-]*")
+conda_name = text(CONDA_NAME_RE, "a conda package name")
+namespace = text(NAMESPACE_RE, "a namespace")
+feature_name = text(FEATURE_RE, "a feature name")
+property_value = text(VALUE_RE, "a property value")
+SUBDIR_RE = re.compile(r"[a-z0-9]+-[a-z0-9_]+")
+
+overrides = listed(
+    record(
+        OverrideVariable,
+        virtual_package=virtual_package,
+        conda=text(
+            re.compile(r"CONDA_OVERRIDE_[A-Z0-9_]+"),
+            "a variable name starting with 'CONDA_OVERRIDE_'",
+        ),
+        provider=Opt(optional(text(re.compile(r"[A-Z][A-Z0-9_]*"), "an upper-case variable name"))),
+    ),
+    "overrides",
+    allow_empty=True,
+)

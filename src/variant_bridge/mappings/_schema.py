@@ -1,38 +1,50 @@
 """Decoded YAML -> the frozen tables: each rule type declared as a record of readers.
 
 In the style of packaging's ``pylock.py`` (``_get``/``_get_required`` and a ``_from_dict`` per
-type): :func:`record` declares a type's keys with a reader each, and a problem carries its key
-path, built up as it propagates (``features`` + ``sm_arch`` + ``rule``). Unlike pylock, reading
-goes on after a problem, so one :class:`~variant_bridge.errors.MappingTableError` lists every
-problem as ``file: key.path: message``.
+type): ``record`` (:mod:`~variant_bridge.mappings._reading`) declares a type's keys with a reader
+each, and a problem carries its key path, built up as it propagates (``features`` + ``sm_arch`` +
+``rule``). Unlike pylock, reading goes on after a problem, so one
+:class:`~variant_bridge.errors.MappingTableError` lists every problem as
+``file: key.path: message``. platform.yaml's readers are in ``_platform_schema``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from variant_bridge.mappings._platform_schema import platform_table
 from variant_bridge.mappings._reading import (
+    CONDA_NAME_RE,
     Invalid,
     Opt,
     Problems,
     Reader,
     boolean,
+    conda_name,
     fail,
+    feature_name,
+    fields,
     got,
     int_range,
     kind_of,
     listed,
+    major_minor,
     mapping,
+    namespace,
     optional,
+    overrides,
+    property_value,
     record,
+    schema_version,
     strings,
     template,
     text,
+    virtual_package,
 )
 from variant_bridge.mappings.tables import (
     CpuTable,
@@ -41,20 +53,14 @@ from variant_bridge.mappings.tables import (
     NameTable,
     NvidiaFeature,
     NvidiaTable,
-    OperatingSystem,
     OverrideVariable,
-    PlatformTable,
-    PlatformTagRule,
-    SubdirInfo,
-    TagAlias,
 )
-from variant_bridge.properties import FEATURE_RE, NAMESPACE_RE, VALUE_RE
+from variant_bridge.properties import FEATURE_RE
 
 __all__ = ["CPU_TABLE_FILES", "NVIDIA_RULES", "TABLE_FILES", "tables_from_documents"]
 
 TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
 CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
-SCHEMA = 1
 
 # Each built-in rule parses values into these kinds; spec templates may be keyed by kind.
 NVIDIA_RULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -65,44 +71,6 @@ NVIDIA_RULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-
-# --------------------------------------------------------------------------------------------
-def _schema(value: Any) -> int:
-    if value != SCHEMA:
-        fail(f"expected {SCHEMA}, got {got(value)}")
-    return SCHEMA
-
-
-def _version(value: Any) -> tuple[int, int]:
-    major, minor = text(re.compile(r"[0-9]+\.[0-9]+"), "a version 'M.N'")(value).split(".")
-    return int(major), int(minor)
-
-
-def _fields(**values: Any) -> dict[str, Any]:
-    return values
-
-
-_virtual_package = text(re.compile(r"__[a-z0-9_]+"), "a string starting with '__'")
-_CONDA_NAME_RE = re.compile(r"[a-z0-9_][a-z0-9._-]*")
-_conda_name = text(_CONDA_NAME_RE, "a conda package name")
-_namespace = text(NAMESPACE_RE, "a namespace")
-_feature_name = text(FEATURE_RE, "a feature name")
-_property_value = text(VALUE_RE, "a property value")
-_SUBDIR_RE = re.compile(r"[a-z0-9]+-[a-z0-9_]+")
-
-_overrides = listed(
-    record(
-        OverrideVariable,
-        virtual_package=_virtual_package,
-        conda=text(
-            re.compile(r"CONDA_OVERRIDE_[A-Z0-9_]+"),
-            "a variable name starting with 'CONDA_OVERRIDE_'",
-        ),
-        provider=Opt(optional(text(re.compile(r"[A-Z][A-Z0-9_]*"), "an upper-case variable name"))),
-    ),
-    "overrides",
-    allow_empty=True,
-)
 
 # --------------------------------------------------------------------------------------------
 # nvidia.yaml
@@ -148,7 +116,7 @@ def _nvidia_feature(name: str, value: Any) -> NvidiaFeature:
         build,
         rule=text(choices=tuple(NVIDIA_RULES)),
         multi_value=boolean,
-        virtual_package=_virtual_package,
+        virtual_package=virtual_package,
         specs=_feature_specs,
     )(value)
 
@@ -193,18 +161,18 @@ def _nvidia_table(
 
 _nvidia = record(
     _nvidia_table,
-    schema=_schema,
-    namespace=_namespace,
-    driver=record(_fields, virtual_package=_virtual_package, majors=int_range, minors=int_range),
-    toolkit=record(_fields, packages=strings(_CONDA_NAME_RE, "a conda package name")),
+    schema=schema_version,
+    namespace=namespace,
+    driver=record(fields, virtual_package=virtual_package, majors=int_range, minors=int_range),
+    toolkit=record(fields, packages=strings(CONDA_NAME_RE, "a conda package name")),
     gpu=record(
-        _fields,
-        virtual_package=_virtual_package,
+        fields,
+        virtual_package=virtual_package,
         majors=int_range,
         minors=int_range,
-        lowest=_version,
+        lowest=major_minor,
     ),
-    overrides=_overrides,
+    overrides=overrides,
     features=_nvidia_features,
 )
 
@@ -248,180 +216,31 @@ def _cpu_table(
 
 _cpu = record(
     _cpu_table,
-    schema=_schema,
-    namespace=_namespace,
+    schema=schema_version,
+    namespace=namespace,
     archspec_family=text(expected="an archspec family name"),
-    virtual_package=_virtual_package,
-    overrides=_overrides,
+    virtual_package=virtual_package,
+    overrides=overrides,
     generation=record(
-        _fields,
-        feature=_feature_name,
-        base=record(_fields, value=_property_value, archspec=text(expected="an archspec name")),
+        fields,
+        feature=feature_name,
+        base=record(fields, value=property_value, archspec=text(expected="an archspec name")),
         archspec_template=template({"value"}, required={"value"}),
-        max=_property_value,
+        max=property_value,
     ),
     flags=record(
-        _fields,
-        value=_property_value,
+        fields,
+        value=property_value,
         order=strings(FEATURE_RE, "a feature name", allow_empty=True),
     ),
     specs=record(
-        _fields,
+        fields,
         rattler=template({"names"}, required={"names"}),
         conda=template({"name"}, required={"name"}),
         conda_quoted=template({"name"}, required={"name"}),
     ),
-    metapackage=Opt(optional(_conda_name)),
+    metapackage=Opt(optional(conda_name)),
 )
-
-# --------------------------------------------------------------------------------------------
-# platform.yaml
-# --------------------------------------------------------------------------------------------
-
-
-def _subdir(
-    families: Collection[str], os_names: Collection[str] | None
-) -> Callable[[str, Any], SubdirInfo]:
-    def family(value: Any) -> str | None:
-        name = optional(text(expected="an archspec family"))(value)
-        if name is not None and families and name not in families:
-            known = ", ".join(sorted(families))
-            fail(f"{name!r} is not the archspec_family of any CPU table ({known}); use null")
-        return name
-
-    def read(name: str, value: Any) -> SubdirInfo:
-        if _SUBDIR_RE.fullmatch(name) is None:
-            fail(f"invalid subdir name {name!r}: expected '<os>-<arch>'")
-
-        def build(
-            *, os: str, system: str, machines: tuple[str, ...], arch: str, cpu_family: str | None
-        ) -> SubdirInfo:
-            return SubdirInfo(
-                name, os, system, tuple(m.lower() for m in machines), arch, cpu_family
-            )
-
-        return record(
-            build,
-            os=text(choices=os_names),
-            system=text(expected="a platform.system() name"),
-            machines=strings(expected="a machine name"),
-            arch=text(expected="an architecture name"),
-            cpu_family=family,
-        )(value)
-
-    return read
-
-
-def _tag_alias(name: str, value: Any) -> TagAlias:
-    def build(*, tag: str, arches: tuple[str, ...] | None) -> TagAlias:
-        return TagAlias(name, tag, None if arches is None else frozenset(arches))
-
-    return record(
-        build,
-        tag=text(expected="a platform tag prefix"),
-        arches=optional(strings(expected="an architecture")),
-    )(value)
-
-
-def _regex(value: Any) -> str:
-    pattern = text(expected="a regular expression")(value)
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        fail(f"invalid regular expression {pattern!r}: {e}")
-    return pattern
-
-
-def _tag_rule(
-    os_names: Collection[str] | None, subdirs: Collection[str] | None
-) -> Callable[[str, Any], PlatformTagRule]:
-    def subdir(value: Any) -> str:
-        name = text(_SUBDIR_RE, "a subdir")(value)
-        if subdirs is not None and name not in subdirs:
-            fail(f"unknown subdir {name!r} (not under subdirs)")
-        return name
-
-    arches = optional(mapping(lambda _, v: listed(subdir, "subdirs")(v)))
-
-    def read(name: str, value: Any) -> PlatformTagRule:
-        def build(
-            *,
-            pattern: str,
-            os: str | None,
-            libc: str | None,
-            virtual_package: str | None,
-            arches: Any,
-        ) -> PlatformTagRule:
-            groups = set(re.compile(pattern).groupindex)
-            if libc == "glibc" and virtual_package is None:
-                fail(
-                    "a glibc rule needs the virtual package that carries the glibc version",
-                    "virtual_package",
-                )
-            if virtual_package is not None and not {"major", "minor"} <= groups:
-                fail(
-                    "a rule with a virtual_package needs (?P<major>) and (?P<minor>) groups",
-                    "pattern",
-                )
-            if arches is not None and "arch" not in groups:
-                fail("arches need a (?P<arch>) group in the pattern", "arches")
-            mapped = None if arches is None else MappingProxyType(arches)
-            return PlatformTagRule(name, pattern, os, libc, virtual_package, mapped)
-
-        return record(
-            build,
-            pattern=_regex,
-            os=optional(text(choices=os_names)),
-            libc=optional(text(choices=("glibc", "musl"))),
-            virtual_package=optional(_virtual_package),
-            arches=arches,
-        )(value)
-
-    return read
-
-
-def _keys(section: object) -> tuple[str, ...] | None:
-    return tuple(map(str, section)) if isinstance(section, Mapping) else None
-
-
-def _platform(families: Collection[str]) -> Callable[[Any], PlatformTable]:
-    """*families*: the CPU tables' archspec families (read even from broken CPU files, so that
-    one broken CPU table neither hides nor invents problems here)."""
-
-    def read(value: Any) -> PlatformTable:
-        # Sections name each other by their raw keys, so that a problem in one entry does not
-        # hide (or invent) problems in the entries that name it.
-        doc = value if isinstance(value, Mapping) else {}
-        os_names, subdirs = _keys(doc.get("os")), _keys(doc.get("subdirs"))
-
-        def build(*, schema: int, subdirs: Any, os: Any, platform_tags: Any) -> PlatformTable:
-            return PlatformTable(
-                subdirs=MappingProxyType(subdirs),
-                operating_systems=MappingProxyType(os),
-                tag_aliases=MappingProxyType(platform_tags["aliases"]),
-                tag_rules=tuple(platform_tags["rules"].values()),
-            )
-
-        return record(
-            build,
-            schema=_schema,
-            subdirs=mapping(_subdir(families, os_names)),
-            os=mapping(
-                lambda _, v: record(
-                    OperatingSystem,
-                    name=text(expected="a name for messages"),
-                    overrides=_overrides,
-                )(v)
-            ),
-            platform_tags=record(
-                _fields,
-                aliases=mapping(_tag_alias),
-                rules=mapping(_tag_rule(os_names, subdirs)),
-            ),
-        )(value)
-
-    return read
-
 
 # --------------------------------------------------------------------------------------------
 # names.yaml
@@ -479,10 +298,10 @@ def _package(value: Any) -> tuple[NameMapping, ...]:
 
     return record(
         build,
-        conda=_conda_name,
+        conda=conda_name,
         kind=text(choices=("cuda-library", "cuda-meta", "python")),
         pypi=_pypi_names,
-        also_conda=Opt(strings(_CONDA_NAME_RE, "a conda package name"), ()),
+        also_conda=Opt(strings(CONDA_NAME_RE, "a conda package name"), ()),
         build=Opt(optional(text(expected="a build-string glob"))),
         requires=Opt(listed(template({"cuda_major"} if per_major else ()), "conda specs"), ()),
     )(value)
@@ -512,10 +331,10 @@ _names = record(
     lambda *, schema, abi_dependency, packages: NameTable(
         packages, abi_dependency["namespace"], abi_dependency["spec"]
     ),
-    schema=_schema,
+    schema=schema_version,
     abi_dependency=record(
-        _fields,
-        namespace=_namespace,
+        fields,
+        namespace=namespace,
         spec=template({"conda", "version"}, required={"conda", "version"}),
     ),
     packages=_packages,
@@ -549,7 +368,7 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
         "nvidia.yaml": _nvidia,
         "x86_64.yaml": _cpu,
         "aarch64.yaml": _cpu,
-        "platform.yaml": _platform(families),
+        "platform.yaml": platform_table(families),
         "names.yaml": _names,
     }
     read: dict[str, Any] = {}
