@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from variant_bridge.environment import Environment, Toolkit, VirtualPackage
+from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import supported_properties, to_conda_specs
 
@@ -26,22 +26,22 @@ AIM_SECONDS = 0.001
 ENVIRONMENT = Environment(
     platform="linux-64",
     virtual_packages=(
-        VirtualPackage("__archspec", "1", "haswell", "--target"),
-        VirtualPackage("__cuda", "12.9", "0", "--target"),
-        VirtualPackage("__cuda_arch", "8.6", "0", "--target"),
-        VirtualPackage("__glibc", "2.28", "0", "--target"),
-        VirtualPackage("__linux", "6.8", "0", "--target"),
-        VirtualPackage("__unix", "0", "0", "--target"),
+        VirtualPackage("__archspec", "1", "haswell", Source.TARGET),
+        VirtualPackage("__cuda", "12.9", "0", Source.TARGET),
+        VirtualPackage("__cuda_arch", "8.6", "0", Source.TARGET),
+        VirtualPackage("__glibc", "2.28", "0", Source.TARGET),
+        VirtualPackage("__linux", "6.8", "0", Source.TARGET),
+        VirtualPackage("__unix", "0", "0", Source.TARGET),
     ),
-    toolkit=Toolkit("cuda-version", "12.6", "conda-meta"),
+    toolkit=Toolkit("cuda-version", "12.6", Source.PREFIX),
     origin="benchmark",
 )
 OTHER_ENVIRONMENT = Environment(
     platform="linux-64",
     virtual_packages=(
-        VirtualPackage("__archspec", "1", "icelake", "--target"),
-        VirtualPackage("__cuda", "13.0", "0", "--target"),
-        VirtualPackage("__cuda_arch", "12.0", "0", "--target"),
+        VirtualPackage("__archspec", "1", "icelake", Source.TARGET),
+        VirtualPackage("__cuda", "13.0", "0", Source.TARGET),
+        VirtualPackage("__cuda_arch", "12.0", "0", Source.TARGET),
     ),
     origin="benchmark",
 )

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
+from variant_bridge.environment import CudaPolicy, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 from variant_bridge.uv_settings import (
     DRIVER_VARIABLE,
@@ -38,22 +38,24 @@ def sm_values(arch: str) -> list[str]:
     return [f"{major}{m}_real" for m in range(int(minor), -1, -1)] + [f"{major}0_virtual"]
 
 
-def supported(lower: list[str] | None = None, sm: list[str] | None = None) -> SupportedProperties:
+def supported(
+    lower: list[str] | None = None, sm: list[str] | None = None, policy: CudaPolicy = "driver"
+) -> SupportedProperties:
     features = []
     if lower:
         features.append(SupportedFeature("nvidia", LOWER, tuple(lower)))
     if sm is not None:
         features.append(SupportedFeature("nvidia", "sm_arch", tuple(sm)))
     unsupported = () if features else (("nvidia", "no __cuda: no NVIDIA driver"),)
-    return SupportedProperties(tuple(features), unsupported)
+    return SupportedProperties(tuple(features), unsupported, policy=policy)
 
 
 def environment(
-    cuda: str | None = None, toolkit: str | None = None, archspec: tuple[str, str] | None = None
+    cuda: str | None = None, toolkit: str | None = None, archspec: tuple[str, Source] | None = None
 ) -> Environment:
     vps = []
     if cuda is not None:
-        vps.append(VirtualPackage("__cuda", cuda, source="CONDA_OVERRIDE_CUDA"))
+        vps.append(VirtualPackage("__cuda", cuda, source=Source.override("CONDA_OVERRIDE_CUDA")))
     if archspec is not None:
         vps.append(VirtualPackage("__archspec", "1", archspec[0], source=archspec[1]))
     kit = Toolkit("cuda-version", toolkit, Source.PREFIX) if toolkit is not None else None
@@ -82,7 +84,7 @@ CU12_9, CU12_6, CU11 = minors(12, 9), minors(12, 6), minors(11, 20)
 def test_nvidia_values(
     supported_properties: SupportedProperties, driver: str, sm_arch: str
 ) -> None:
-    settings = uv_settings(environment(cuda="12.9"), supported_properties, policy="driver")
+    settings = uv_settings(environment(cuda="12.9"), supported_properties)
     values = settings.as_dict()
     assert values[DRIVER_VARIABLE] == driver
     assert values[SM_ARCH_VARIABLE] == sm_arch
@@ -128,7 +130,7 @@ def test_variables_come_in_a_stable_order() -> None:
 
 def test_toolkit_policy_notes_what_uv_cannot_express() -> None:
     env = environment(cuda="12.9", toolkit="12.6")
-    settings = uv_settings(env, supported(minors(12, 6), sm_values("9.0")), policy="toolkit")
+    settings = uv_settings(env, supported(minors(12, 6), sm_values("9.0"), policy="toolkit"))
     older, upper = settings.notes
     assert "CUDA 11 and older" in older
     assert "above 12.6 but not above 12.9" in upper
@@ -136,7 +138,7 @@ def test_toolkit_policy_notes_what_uv_cannot_express() -> None:
 
 def test_toolkit_newer_than_driver_notes_the_upper_bound_gap() -> None:
     env = environment(cuda="12.4", toolkit="12.6")
-    settings = uv_settings(env, supported(minors(12, 4)), policy="toolkit")
+    settings = uv_settings(env, supported(minors(12, 4), policy="toolkit"))
     assert settings.as_dict()[DRIVER_VARIABLE] == "12.4"
     assert any("above 12.4 but not above 12.6" in note for note in settings.notes)
 
@@ -150,7 +152,7 @@ def test_toolkit_newer_than_driver_notes_the_upper_bound_gap() -> None:
     ],
 )
 def test_no_notes_where_uv_agrees(env: Environment, policy: str, lower: list[str]) -> None:
-    settings = uv_settings(env, supported(lower, sm_values("9.0")), policy=policy)  # type: ignore[arg-type]
+    settings = uv_settings(env, supported(lower, sm_values("9.0"), policy=policy))  # type: ignore[arg-type]
     assert settings.notes == ()
 
 
@@ -159,12 +161,12 @@ def test_no_notes_where_uv_agrees(env: Environment, policy: str, lower: list[str
     [
         (Source.DETECTED, False),  # uv detects the same CPU itself
         (Source.TARGET, True),  # another machine's CPU silently ignored by uv
-        ("CONDA_OVERRIDE_ARCHSPEC", True),  # an override uv never sees
+        (Source.override("CONDA_OVERRIDE_ARCHSPEC"), True),  # an override uv never sees
     ],
 )
-def test_cpu_overrides_are_noted(source: str, noted: bool) -> None:
+def test_cpu_overrides_are_noted(source: Source, noted: bool) -> None:
     env = environment(cuda="12.9", archspec=("haswell", source))
-    settings = uv_settings(env, supported(minors(12, 9) + minors(11, 20)), policy="driver")
+    settings = uv_settings(env, supported(minors(12, 9) + minors(11, 20)))
     assert any("__archspec=haswell" in note for note in settings.notes) is noted
 
 
@@ -265,5 +267,5 @@ def test_values_from_translated_environments(
     if arch is not None:
         env = env.with_virtual_packages([VirtualPackage("__cuda_arch", arch)])
     bridged = supported_properties(env, policy=policy)  # type: ignore[arg-type]
-    values = uv_settings(env, bridged, policy=policy).as_dict()  # type: ignore[arg-type]
+    values = uv_settings(env, bridged).as_dict()
     assert (values[DRIVER_VARIABLE], values[SM_ARCH_VARIABLE]) == expected

@@ -8,9 +8,10 @@ declared targets; tests build it by hand. Every fact records where it came from 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 from variant_bridge.properties import VariantDescription
 
@@ -21,6 +22,7 @@ __all__ = [
     "Environment",
     "PythonDistribution",
     "Source",
+    "SourceKind",
     "Toolkit",
     "VirtualPackage",
 ]
@@ -29,19 +31,58 @@ CudaPolicy = Literal["toolkit", "driver"]
 CUDA_POLICIES: tuple[CudaPolicy, ...] = ("toolkit", "driver")
 
 
-class Source:
-    """Conventional ``source`` strings (free text is allowed; these keep output consistent)."""
+class SourceKind(enum.Enum):
+    """Where a fact came from; the value is how messages and ``--json`` name it."""
 
-    TARGET = "--target"
     DETECTED = "detected"
+    TARGET = "--target"
+    OVERRIDE = "variable"
+    """An environment variable (``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``)."""
     PREFIX = "conda-meta"
     LOCKFILE = "pixi.lock"
     PLATFORM_DEFAULT = "platform default"
+    FROM_CONDA = "--from-conda"
+    """Conda specs given to ``translate --from-conda``."""
 
-    @staticmethod
-    def env(variable: str) -> str:
-        """A fact that came from an environment variable, e.g. ``CONDA_OVERRIDE_CUDA``."""
-        return variable
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a fact came from: a kind, and for an override the variable that set it.
+
+    ``str(source)`` is how output names it: ``detected``, ``CONDA_OVERRIDE_CUDA``, ``conda-meta``.
+    """
+
+    kind: SourceKind
+    variable: str | None = None
+
+    DETECTED: ClassVar[Source]
+    TARGET: ClassVar[Source]
+    PREFIX: ClassVar[Source]
+    LOCKFILE: ClassVar[Source]
+    PLATFORM_DEFAULT: ClassVar[Source]
+    FROM_CONDA: ClassVar[Source]
+
+    @classmethod
+    def override(cls, variable: str) -> Source:
+        """A fact set by the environment variable *variable* (``CONDA_OVERRIDE_CUDA``)."""
+        return cls(SourceKind.OVERRIDE, variable)
+
+    @property
+    def declared(self) -> bool:
+        """Stated by the user (a variable, ``--target``, ``--from-conda``), not read or measured."""
+        return self.kind in _DECLARED
+
+    def __str__(self) -> str:
+        return self.variable if self.variable is not None else self.kind.value
+
+
+_DECLARED = frozenset({SourceKind.OVERRIDE, SourceKind.TARGET, SourceKind.FROM_CONDA})
+Source.DETECTED = Source(SourceKind.DETECTED)
+Source.TARGET = Source(SourceKind.TARGET)
+Source.PREFIX = Source(SourceKind.PREFIX)
+Source.LOCKFILE = Source(SourceKind.LOCKFILE)
+Source.PLATFORM_DEFAULT = Source(SourceKind.PLATFORM_DEFAULT)
+Source.FROM_CONDA = Source(SourceKind.FROM_CONDA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +92,7 @@ class VirtualPackage:
     name: str
     version: str
     build: str = "0"
-    source: str = Source.DETECTED
+    source: Source = Source.DETECTED
 
     def __str__(self) -> str:
         return f"{self.name}={self.version}={self.build}"
@@ -63,7 +104,7 @@ class Toolkit:
 
     package: str
     version: str
-    source: str
+    source: Source
 
     def __str__(self) -> str:
         return f"{self.package}={self.version}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 
 __all__ = [
+    "ConflictingOptions",
     "DetectionError",
     "ExportError",
     "HashMismatch",
@@ -73,6 +74,17 @@ class MappingTableError(VariantBridgeError):
 
 class InvalidTarget(VariantBridgeError, ValueError):
     """A declared target (``--target K=V``) or an override variable has an invalid value."""
+
+
+class ConflictingOptions(InvalidTarget):
+    """Options that contradict each other (a usage error: the CLI exits 2).
+
+    :attr:`kind` says which contradiction it is, so a shell can word it its own way.
+    """
+
+    def __init__(self, kind: object, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class DetectionError(VariantBridgeError):

@@ -1,22 +1,13 @@
 """Environment variables that make uv's built-in variant selection agree with the bridged view.
 
-uv 0.13.9 (``uv pip install --preview-features wheel-variants``) ranks variant wheels with its own
-vendored providers and never runs third-party plugins. Its NVIDIA provider looks at the driver only,
-but honours two override variables; this module computes their values from the bridged supported
-properties, so uv picks the label ``variant-bridge select`` picks wherever uv can express it.
-
-What uv 0.13.9 does with the variables (established by running it offline against find-links
-wheels, with a fake ``nvidia-smi`` standing in for a GPU; docs/uv.md has the table):
-
-- ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=X.Y``: lower bounds ``<= X.Y`` (older majors
-  included) and upper bounds ``> X.Y`` are supported. An *empty* value counts as unset (uv detects
-  the driver); ``0`` keeps the provider on (every upper bound and ``sm_arch`` still match); an
-  unparsable value such as ``none`` makes uv skip its NVIDIA provider altogether, so only the null
-  or non-variant wheel can win: that is how an absent ``__cuda`` is expressed.
-- ``NV_VARIANT_PROVIDER_FORCE_SM_ARCH=M.N``: ``sm_arch`` values ``{MN}_real`` down to ``{M}0_real``
-  then ``{M}0_virtual``; below ``5.0`` no value at all, so ``0.0`` says "no GPU architecture"
-  while the driver still counts.
-- ``UV_PREVIEW_FEATURES=wheel-variants`` turns variant selection on like the command-line flag.
+uv (``uv pip install --preview-features wheel-variants``) ranks variant wheels with its own
+vendored providers and never runs third-party plugins. Its NVIDIA provider looks at the driver
+only, but honours the provider's two override variables (their names come from the mapping
+tables' ``overrides``); this module computes their values from the bridged supported properties,
+so uv picks the label ``variant-bridge select`` picks wherever uv can express it. What uv does
+with each value (an unparsable driver such as ``none`` switches its provider off; a compute
+capability below 5.0 offers no ``sm_arch``) is in docs/uv.md, checked by
+tests/integration/test_uv_agreement.py.
 
 Pure: the caller passes the environment snapshot, its supported properties and the process
 environment to extend.
@@ -30,25 +21,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from variant_bridge.environment import CudaPolicy, Environment, Source
+from variant_bridge.environment import Environment, Source
+from variant_bridge.mappings import MappingTables, NvidiaTable, load_tables
 from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
-    "DRIVER_VARIABLE",
+    "DRIVER_VARIABLE",  # noqa: F822 - the tables' name, resolved by __getattr__
     "NO_CUDA",
     "NO_GPU_ARCH",
     "PREVIEW_FEATURE",
     "PREVIEW_VARIABLE",
     "SHELL_FORMATS",
-    "SM_ARCH_VARIABLE",
+    "SM_ARCH_VARIABLE",  # noqa: F822 - likewise
     "ShellFormat",
     "UvSettings",
     "format_variables",
     "uv_settings",
 ]
 
-DRIVER_VARIABLE = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
-SM_ARCH_VARIABLE = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 PREVIEW_VARIABLE = "UV_PREVIEW_FEATURES"
 PREVIEW_FEATURE = "wheel-variants"
 
@@ -60,13 +50,8 @@ NO_GPU_ARCH = "0.0"
 ShellFormat = Literal["sh", "fish", "powershell", "dotenv", "json"]
 SHELL_FORMATS: tuple[ShellFormat, ...] = ("sh", "fish", "powershell", "dotenv", "json")
 
-_NAMESPACE = "nvidia"
-_LOWER = "cuda_version_lower_bound"
-_SM_ARCH = "sm_arch"
 _VERSION_RE = re.compile(r"(\d+)(?:\.(\d+))?")
 _SM_RE = re.compile(r"(\d+)_(real|virtual)")
-# The NVIDIA provider lists lower bounds down to CUDA 11; uv accepts those for any newer driver.
-_OLDEST_CUDA_MAJOR = 11
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTENV_PLAIN_RE = re.compile(r"[A-Za-z0-9_.,:/@+=-]*")
 
@@ -86,6 +71,46 @@ class UvSettings:
         return {**environ, **self.as_dict()}
 
 
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """What the nvidia table calls the features and variables this module reads and writes."""
+
+    namespace: str
+    lower: str
+    upper: str
+    sm_arch: str
+    driver_variable: str
+    arch_variable: str
+    oldest_major: int
+    """The oldest CUDA major the provider lists lower bounds for; uv accepts them all."""
+
+    @classmethod
+    def of(cls, table: NvidiaTable) -> _Names:
+        by_rule = {f.rule: f.name for f in table.features}
+        driver = table.override(table.driver_package).provider
+        arch = table.override(table.arch_package).provider
+        assert driver is not None  # the provider has a variable for both facts
+        assert arch is not None
+        return cls(
+            table.namespace,
+            by_rule["cuda_lower_bound"],
+            by_rule["cuda_upper_bound"],
+            by_rule["sm_arch"],
+            driver,
+            arch,
+            table.driver_majors.low,
+        )
+
+
+def __getattr__(name: str) -> str:
+    # The provider's variable names are the tables' (read lazily, when first asked for).
+    if name == "DRIVER_VARIABLE":
+        return _Names.of(load_tables().nvidia).driver_variable
+    if name == "SM_ARCH_VARIABLE":
+        return _Names.of(load_tables().nvidia).arch_variable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _version(text: str) -> tuple[int, int] | None:
     match = _VERSION_RE.fullmatch(text)
     if match is None:
@@ -97,19 +122,19 @@ def _text(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def _driver_value(supported: SupportedProperties) -> tuple[int, int] | None:
-    """The newest supported lower bound: uv then accepts exactly the bounds up to it."""
-    versions = [v for v in map(_version, supported.values(_NAMESPACE, _LOWER)) if v is not None]
-    return max(versions, default=None)
+def _lower_bounds(supported: SupportedProperties, names: _Names) -> list[tuple[int, int]]:
+    values = supported.values(names.namespace, names.lower)
+    return [v for v in map(_version, values) if v is not None]
 
 
-def _sm_arch_value(supported: SupportedProperties) -> str:
+def _sm_arch_value(supported: SupportedProperties, names: _Names) -> str:
     """The lowest GPU (``__cuda_arch``) for uv: ``90_real`` -> ``9.0``, ``120_real`` -> ``12.0``.
 
     The bridged list starts at ``{A}_real``, so its highest real value is ``A``; uv given ``A``
     offers the same shape (``{A}_real`` down to ``{major}0_real``, then ``{major}0_virtual``).
     """
-    matches = [m for m in map(_SM_RE.fullmatch, supported.values(_NAMESPACE, _SM_ARCH)) if m]
+    values = supported.values(names.namespace, names.sm_arch)
+    matches = [m for m in map(_SM_RE.fullmatch, values) if m]
     if not matches:
         return NO_GPU_ARCH
     # Real values name the GPU itself; a list of virtual values only still names its major.
@@ -126,25 +151,25 @@ def _preview_features(environ: Mapping[str, str]) -> str:
 
 
 def _cuda_notes(
-    env: Environment, supported: SupportedProperties, driver: tuple[int, int], policy: CudaPolicy
+    env: Environment, supported: SupportedProperties, driver: tuple[int, int], names: _Names
 ) -> list[str]:
     """What uv's driver-only provider cannot be told (nothing under the driver policy)."""
     notes = []
-    lower = [v for v in map(_version, supported.values(_NAMESPACE, _LOWER)) if v is not None]
-    if driver[0] > _OLDEST_CUDA_MAJOR and all(v[0] == driver[0] for v in lower):
+    lower = _lower_bounds(supported, names)
+    if driver[0] > names.oldest_major and all(v[0] == driver[0] for v in lower):
         notes.append(
-            f"uv also accepts cuda_version_lower_bound values of CUDA {driver[0] - 1} and older, "
+            f"uv also accepts {names.lower} values of CUDA {driver[0] - 1} and older, "
             f"which variant-bridge excludes here: when a package has no CUDA {driver[0]} variant, "
             "uv may install an older-major one where `variant-bridge select` picks the null or "
             "non-variant wheel"
         )
     facts = [env.cuda.version if env.cuda is not None else None]
-    if policy == "toolkit" and env.toolkit is not None:
+    if supported.policy == "toolkit" and env.toolkit is not None:
         facts.append(env.toolkit.version)
     newest = max((v for v in map(_leading_version, facts) if v is not None), default=driver)
     if newest > driver:
         notes.append(
-            f"uv compares cuda_version_upper_bound with {_text(driver)} only: a wheel whose "
+            f"uv compares {names.upper} with {_text(driver)} only: a wheel whose "
             f"upper bound is above {_text(driver)} but not above {_text(newest)} is accepted by "
             "uv and rejected by variant-bridge (the driver and the toolkit must both be below it)"
         )
@@ -173,38 +198,39 @@ def uv_settings(
     env: Environment,
     supported: SupportedProperties,
     *,
-    policy: CudaPolicy | None = None,
     environ: Mapping[str, str] | None = None,
+    tables: MappingTables | None = None,
 ) -> UvSettings:
-    """The variables that make uv 0.13.9's built-in providers agree with *supported*.
+    """The variables that make uv's built-in providers agree with *supported*.
 
     :param env: the environment *supported* was derived from (for the notes).
-    :param supported: the bridged supported properties (``translate.supported_properties``).
-    :param policy: the CUDA policy *supported* was computed with; ``None``: the environment's
-        default (``toolkit`` whenever a toolkit is solved).
+    :param supported: the bridged supported properties (``translate.supported_properties``),
+        with the CUDA policy they were derived with.
     :param environ: the process environment the variables will extend (for
         ``UV_PREVIEW_FEATURES``); ``None``: none.
     """
-    policy = policy or env.default_policy()
-    driver = _driver_value(supported)
+    names = _Names.of((tables or load_tables()).nvidia)
+    driver = max(_lower_bounds(supported, names), default=None)  # uv accepts the bounds up to it
     notes: list[str] = []
     if driver is None:
         # No CUDA at all is what the switched-off provider means; only features the bridge
         # still supports without a lower bound (sm_arch, an upper bound) are lost on uv.
-        others = [f.feature for f in supported.features if f.namespace == _NAMESPACE and f.values]
+        others = [
+            f.feature for f in supported.features if f.namespace == names.namespace and f.values
+        ]
         if others:
             notes.append(
-                f"no cuda_version_lower_bound is supported, so uv's NVIDIA provider is switched "
-                f"off ({DRIVER_VARIABLE}={NO_CUDA}, a value uv rejects): wheels that need only "
-                f"{' or '.join(others)} are refused by uv and accepted by variant-bridge"
+                f"no {names.lower} is supported, so uv's NVIDIA provider is switched "
+                f"off ({names.driver_variable}={NO_CUDA}, a value uv rejects): wheels that need "
+                f"only {' or '.join(others)} are refused by uv and accepted by variant-bridge"
             )
-        cuda_vars = ((DRIVER_VARIABLE, NO_CUDA), (SM_ARCH_VARIABLE, NO_CUDA))
+        cuda_vars = ((names.driver_variable, NO_CUDA), (names.arch_variable, NO_CUDA))
     else:
         cuda_vars = (
-            (DRIVER_VARIABLE, _text(driver)),
-            (SM_ARCH_VARIABLE, _sm_arch_value(supported)),
+            (names.driver_variable, _text(driver)),
+            (names.arch_variable, _sm_arch_value(supported, names)),
         )
-        notes.extend(_cuda_notes(env, supported, driver, policy))
+        notes.extend(_cuda_notes(env, supported, driver, names))
     notes.extend(_cpu_notes(env))
     variables = (*cuda_vars, (PREVIEW_VARIABLE, _preview_features(environ or {})))
     return UvSettings(variables, tuple(notes))

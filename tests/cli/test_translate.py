@@ -188,6 +188,12 @@ def test_usage_errors_exit_2(cli: Cli, args: list[str], message: str) -> None:
 GPU_SPECS = ("__cuda=12.9", "__cuda_arch=8.6", "cuda-version=12.6", "__archspec=1=haswell")
 
 
+def test_from_conda_defaults_to_this_machine(cli: Cli) -> None:
+    # Moved from the translator's tests: the default platform is the shell's to choose.
+    data = translate_json(cli, "--from-conda", "__cuda=12.8")
+    assert data["platform"] == "linux-64"  # the test machine (x86_64 Linux)
+
+
 def test_from_conda_toolkit_policy(cli: Cli) -> None:
     data = translate_json(cli, "--from-conda", "--platform", "linux-64", *GPU_SPECS)
     assert data["platform"] == "linux-64"

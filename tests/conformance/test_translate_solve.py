@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.worlds.channel import Channel, x86_64_names_at_level
-from variant_bridge.environment import Environment, Toolkit, VirtualPackage
+from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import supported_properties, to_conda_specs
 
@@ -225,7 +225,7 @@ def test_cuda_bounds_forward_equals_reverse(driver: str, toolkit: str | None) ->
     env = Environment(
         "linux-64",
         (VirtualPackage("__cuda", driver),),
-        toolkit=Toolkit("cuda-version", toolkit, "conda-meta") if toolkit else None,
+        toolkit=Toolkit("cuda-version", toolkit, Source.PREFIX) if toolkit else None,
     )
     supported = supported_properties(env)  # toolkit policy whenever there is a toolkit
     d = record("__cuda", driver)
@@ -234,7 +234,7 @@ def test_cuda_bounds_forward_equals_reverse(driver: str, toolkit: str | None) ->
         for value in ALL_CUDA_VALUES:
             prop = VariantProperty("nvidia", feature, value)
             ((_, specs),) = to_conda_specs([prop]).by_property
-            driver_spec, toolkit_spec = specs
+            driver_spec, toolkit_spec = (c.spec for c in specs)
             expected = spec(driver_spec).matches(d) and (t is None or spec(toolkit_spec).matches(t))
             assert supported.supports(prop) == expected, (prop, driver, toolkit)
 

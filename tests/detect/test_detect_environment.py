@@ -43,12 +43,12 @@ def _vp(env: Environment, name: str) -> tuple[str, str] | None:
         (  # CONDA_OVERRIDE_CUDA must beat the NVIDIA provider's variable
             [],
             {CUDA: "12.6", NV_CUDA: "12.4"},
-            ("__cuda=12.6=0", CUDA),
+            ("__cuda=12.6=0", Source.override(CUDA)),
         ),
         (  # the NVIDIA provider's variable must be honoured when conda's is unset
             [],
             {NV_CUDA: "12.4"},
-            ("__cuda=12.4=0", NV_CUDA),
+            ("__cuda=12.4=0", Source.override(NV_CUDA)),
         ),
         (  # an empty CONDA_OVERRIDE_CUDA declares "no CUDA" and wins over NV_FORCE
             [],
@@ -63,7 +63,7 @@ def _vp(env: Environment, name: str) -> tuple[str, str] | None:
         (  # an empty NV variable is unset (the provider's rule), not "no CUDA"
             [],
             {CUDA: "12.6", NV_CUDA: ""},
-            ("__cuda=12.6=0", CUDA),
+            ("__cuda=12.6=0", Source.override(CUDA)),
         ),
     ],
 )
@@ -85,12 +85,12 @@ def test_cuda_precedence(
         (  # CONDA_OVERRIDE_CUDA_ARCH beats NV_FORCE_SM_ARCH
             [],
             {CUDA: "12.8", ARCH: "8.6", NV_ARCH: "9.0"},
-            ("__cuda_arch=8.6=0", ARCH),
+            ("__cuda_arch=8.6=0", Source.override(ARCH)),
         ),
         (  # NV_FORCE_SM_ARCH in CMake spelling, normalised
             [],
             {NV_CUDA: "12.8", NV_ARCH: "120"},
-            ("__cuda_arch=12.0=0", NV_ARCH),
+            ("__cuda_arch=12.0=0", Source.override(NV_ARCH)),
         ),
         (  # __cuda_arch without __cuda must be dropped (CEP 30)
             [],
@@ -120,10 +120,15 @@ def test_target_cuda_arch_without_cuda_is_an_error() -> None:
     ("targets", "variables", "name", "expected_source"),
     [
         (["archspec=haswell"], {"CONDA_OVERRIDE_ARCHSPEC": "skylake"}, "__archspec", Source.TARGET),
-        ([], {"CONDA_OVERRIDE_ARCHSPEC": "skylake"}, "__archspec", "CONDA_OVERRIDE_ARCHSPEC"),
+        (
+            [],
+            {"CONDA_OVERRIDE_ARCHSPEC": "skylake"},
+            "__archspec",
+            Source.override("CONDA_OVERRIDE_ARCHSPEC"),
+        ),
         (["glibc=2.17"], {"CONDA_OVERRIDE_GLIBC": "2.28"}, "__glibc", Source.TARGET),
-        ([], {"CONDA_OVERRIDE_GLIBC": "2.28"}, "__glibc", "CONDA_OVERRIDE_GLIBC"),
-        ([], {"CONDA_OVERRIDE_LINUX": "5.15"}, "__linux", "CONDA_OVERRIDE_LINUX"),
+        ([], {"CONDA_OVERRIDE_GLIBC": "2.28"}, "__glibc", Source.override("CONDA_OVERRIDE_GLIBC")),
+        ([], {"CONDA_OVERRIDE_LINUX": "5.15"}, "__linux", Source.override("CONDA_OVERRIDE_LINUX")),
         ([], {}, "__glibc", Source.DETECTED),  # detection is the last layer
         ([], {}, "__archspec", Source.DETECTED),  # same for archspec
     ],
@@ -160,7 +165,7 @@ def test_env_mapping_is_hermetic(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_env_none_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CUDA, "12.8")
-    assert _vp(detect_environment(), "__cuda") == ("__cuda=12.8=0", CUDA)
+    assert _vp(detect_environment(), "__cuda") == ("__cuda=12.8=0", Source.override(CUDA))
 
 
 @pytest.mark.parametrize(
@@ -245,7 +250,7 @@ def test_shadowed_override_is_explained() -> None:
                 "__archspec": ("__archspec=1=neoverse_v2", Source.TARGET),
                 "__cuda": ("__cuda=12.8=0", Source.TARGET),
                 "__cuda_arch": ("__cuda_arch=9.0=0", Source.TARGET),
-                "__glibc": ("__glibc=2.34=0", "CONDA_OVERRIDE_GLIBC"),
+                "__glibc": ("__glibc=2.34=0", Source.override("CONDA_OVERRIDE_GLIBC")),
                 "__linux": ("__linux=4.18=0", Source.PLATFORM_DEFAULT),
                 "__unix": ("__unix=0=0", Source.PLATFORM_DEFAULT),
             },

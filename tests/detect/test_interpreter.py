@@ -1,4 +1,5 @@
-"""The target interpreter and its tags: what select filters wheel tags with."""
+"""The target interpreter: resolved from --python, the prefix, a lock or the running one, and
+probed (its tags: tests/test_platform_tags.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from packaging.tags import Tag
 
 from variant_bridge.detect.interpreter import resolve_target_python
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.errors import InvalidTarget
-from variant_bridge.platform_tags import TargetPython, platform_tags, target_tags
 
 LINUX = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
 
@@ -66,43 +65,6 @@ def test_locked_python_version_is_used_without_interpreter() -> None:
 
 def test_running_interpreter_is_the_last_resort() -> None:
     assert resolve_target_python(None, Environment("linux-64")).executable == sys.executable
-
-
-def test_manylinux_tags_follow_glibc() -> None:
-    tags = platform_tags(LINUX)
-    assert tags[0] == "manylinux_2_28_x86_64"
-    assert "manylinux_2_29_x86_64" not in tags  # newer than the environment's glibc
-    # legacy aliases sit right after the glibc they stand for
-    assert tags.index("manylinux2014_x86_64") == tags.index("manylinux_2_17_x86_64") + 1
-    assert tags.index("manylinux1_x86_64") == tags.index("manylinux_2_5_x86_64") + 1
-    assert tags[-1] == "linux_x86_64"
-
-
-@pytest.mark.parametrize(
-    ("env", "first", "absent"),
-    [
-        (Environment("linux-64"), "linux_x86_64", "manylinux_2_17_x86_64"),  # no __glibc: no manylinux
-        (
-            Environment("linux-aarch64", (VirtualPackage("__glibc", "2.17"),)),
-            "manylinux_2_17_aarch64",
-            "manylinux2010_aarch64",  # manylinux2010 never existed for aarch64
-        ),
-        (Environment("osx-arm64", (VirtualPackage("__osx", "13.0"),)), "macosx_13_0_arm64", "macosx_14_0_arm64"),
-        (Environment("win-64"), "win_amd64", "linux_x86_64"),
-    ],
-)  # fmt: skip
-def test_platform_tags_per_platform(env: Environment, first: str, absent: str) -> None:
-    tags = platform_tags(env)
-    assert tags[0] == first
-    assert absent not in tags
-
-
-def test_target_tags_for_another_python_prefer_its_own_abi() -> None:
-    tags = target_tags(TargetPython("3.12.7"), LINUX)
-    assert tags[0] == Tag("cp312", "cp312", "manylinux_2_28_x86_64")
-    assert Tag("cp311", "abi3", "manylinux_2_17_x86_64") in tags
-    assert Tag("cp313", "cp313", "manylinux_2_28_x86_64") not in tags
-    assert tags.index(Tag("py3", "none", "any")) > tags.index(Tag("cp312", "none", "any"))
 
 
 def test_a_hanging_interpreter_times_out_and_leaves_nothing_running(

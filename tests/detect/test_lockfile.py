@@ -114,7 +114,10 @@ def test_overrides_apply_to_a_lock(world: LockWorld) -> None:
         lockfile=world.lock, platform="linux-64", env={"CONDA_OVERRIDE_CUDA": "12.8"}
     )
     assert env.cuda is not None
-    assert (str(env.cuda), env.cuda.source) == ("__cuda=12.8=0", "CONDA_OVERRIDE_CUDA")
+    assert (str(env.cuda), env.cuda.source) == (
+        "__cuda=12.8=0",
+        Source.override("CONDA_OVERRIDE_CUDA"),
+    )
 
 
 @pytest.mark.parametrize(

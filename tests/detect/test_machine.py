@@ -10,8 +10,8 @@ from variant_bridge.detect.machine import (
     host_platform,
     platform_defaults,
 )
-from variant_bridge.detect.targets import KNOWN_PLATFORMS
 from variant_bridge.environment import Source
+from variant_bridge.virtual_packages import KNOWN_PLATFORMS
 
 
 def _rattler_detect() -> set[str]:

@@ -144,7 +144,7 @@ def test_conda_prefix_variable_is_the_default(world: PrefixWorld) -> None:
     assert env.origin == f"prefix {world.prefix} ($CONDA_PREFIX)"
     assert env.toolkit == Toolkit("cuda-version", "12.6", Source.PREFIX)
     assert env.cuda is not None
-    assert (env.cuda.version, env.cuda.source) == ("12.8", "CONDA_OVERRIDE_CUDA")
+    assert (env.cuda.version, env.cuda.source) == ("12.8", Source.override("CONDA_OVERRIDE_CUDA"))
 
 
 def test_empty_conda_prefix_means_no_prefix() -> None:

@@ -36,8 +36,8 @@ RECORDS = (
 )
 HOST = (
     VirtualPackage("__archspec", "1", "haswell", Source.DETECTED),
-    VirtualPackage("__cuda", "12.9", "0", "CONDA_OVERRIDE_CUDA"),
-    VirtualPackage("__cuda_arch", "9.0", "0", "CONDA_OVERRIDE_CUDA_ARCH"),
+    VirtualPackage("__cuda", "12.9", "0", Source.override("CONDA_OVERRIDE_CUDA")),
+    VirtualPackage("__cuda_arch", "9.0", "0", Source.override("CONDA_OVERRIDE_CUDA_ARCH")),
     VirtualPackage("__glibc", "2.36", "0", Source.DETECTED),
 )
 TORCH_CU126 = PythonDistribution(

@@ -11,19 +11,19 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
-from variant_bridge.environment import Environment, Toolkit, VirtualPackage
+from variant_bridge.detect.machine import host_platform as host_subdir
+from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
 from variant_bridge.install import find_uv, install, plan_install
 from variant_bridge.jobs.select import choose
 from variant_bridge.platform_tags import TargetPython
-from variant_bridge.translate import host_subdir
 
 pytestmark = pytest.mark.slow
 
 ENV = Environment(
     "linux-64",
     (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9")),
-    Toolkit("cuda-version", "12.6", "conda-meta"),
+    Toolkit("cuda-version", "12.6", Source.PREFIX),
 )
 
 

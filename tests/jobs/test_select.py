@@ -9,7 +9,7 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
-from variant_bridge.environment import CondaRecord, Environment, Toolkit, VirtualPackage
+from variant_bridge.environment import CondaRecord, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import InvalidTarget, SelectionError
 from variant_bridge.jobs.select import choose, parse_request
 from variant_bridge.platform_tags import TargetPython
@@ -24,8 +24,12 @@ BASE = (
 
 
 def _env(cuda: str | None, toolkit: str | None = None, *records: CondaRecord) -> Environment:
-    vps = BASE + ((VirtualPackage("__cuda", cuda, source="CONDA_OVERRIDE_CUDA"),) if cuda else ())
-    tk = Toolkit("cuda-version", toolkit, "conda-meta") if toolkit else None
+    vps = BASE + (
+        (VirtualPackage("__cuda", cuda, source=Source.override("CONDA_OVERRIDE_CUDA")),)
+        if cuda
+        else ()
+    )
+    tk = Toolkit("cuda-version", toolkit, Source.PREFIX) if toolkit else None
     return Environment("linux-64", vps, tk, conda_packages=records, python="3.12.7")
 
 

@@ -6,7 +6,6 @@ test_variantlib_loader.py; here the functions behind the plugin methods are call
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,28 +15,30 @@ from variant_bridge.providers import (
     NAMESPACES,
     PLUGIN_APIS,
     Aarch64Plugin,
+    BridgedView,
+    FeatureConfig,
     FeatureConfigType,
     NvidiaPlugin,
     PluginType,
     X8664Plugin,
-    all_configs,
-    supported_configs,
 )
-from variant_bridge.providers import plugins as plugins_module
 from variant_bridge.translate import supported_properties
 
 GPU = {"CONDA_OVERRIDE_CUDA": "12.9", "CONDA_OVERRIDE_CUDA_ARCH": "8.6"}
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plugin_state() -> Iterator[None]:
-    # Plugins cache the bridged view and report each failure once per process; tests are
-    # separate "processes" here.
-    plugins_module._bridged_view.cache_clear()
-    plugins_module._reported.clear()
-    yield
-    plugins_module._bridged_view.cache_clear()
-    plugins_module._reported.clear()
+@pytest.fixture
+def view() -> BridgedView:
+    """A fresh view for each test: what one plugin process would hold."""
+    return BridgedView()
+
+
+def supported_configs(namespace: str, *, environ: dict[str, str]) -> list[FeatureConfig]:
+    return BridgedView().supported_configs(namespace, environ=environ)
+
+
+def all_configs(namespace: str) -> list[FeatureConfig]:
+    return BridgedView().all_configs(namespace)
 
 
 def values(configs: list[FeatureConfigType], name: str) -> list[str]:
@@ -151,10 +152,10 @@ def test_unknown_namespace_is_refused() -> None:
     ],
 )
 def test_failures_answer_nothing_with_one_line(
-    environ: dict[str, str], reason: str, capsys: pytest.CaptureFixture[str]
+    view: BridgedView, environ: dict[str, str], reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert supported_configs("nvidia", environ={**GPU, **environ}) == []
-    assert supported_configs("nvidia", environ={**GPU, **environ}) == []  # asked twice
+    assert view.supported_configs("nvidia", environ={**GPU, **environ}) == []
+    assert view.supported_configs("nvidia", environ={**GPU, **environ}) == []  # asked twice
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith("variant-bridge provider nvidia: ")

@@ -17,7 +17,7 @@ import pytest
 from variantlib.api import get_variants_by_priority
 from variantlib.plugins import loader as variantlib_loader
 
-from variant_bridge.providers import NAMESPACES, PLUGIN_APIS, supported_configs
+from variant_bridge.providers import NAMESPACES, PLUGIN_APIS, BridgedView
 
 pytestmark = pytest.mark.slow  # every ranking starts Python subprocesses
 
@@ -162,7 +162,7 @@ def test_entry_points_name_the_namespaces(monkeypatch: pytest.MonkeyPatch) -> No
         assert {ns: found.plugin_api_values[ns] for ns in NAMESPACES} == PLUGIN_APIS
         configs = found.get_supported_configs()
     got = {c.name: c.values for c in configs["nvidia"].configs}
-    expected = {c.name: c.values for c in supported_configs("nvidia")}
+    expected = {c.name: c.values for c in BridgedView().supported_configs("nvidia")}
     assert got == expected
     assert got["sm_arch"][0] == "86_real"
 

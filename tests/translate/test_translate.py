@@ -10,25 +10,23 @@ import pytest
 
 from variant_bridge.environment import (
     CondaRecord,
+    CudaPolicy,
     Environment,
     PythonDistribution,
+    Source,
     Toolkit,
     VirtualPackage,
 )
 from variant_bridge.errors import InvalidTarget
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import (
-    FROM_CONDA_SOURCE,
     CondaSpec,
-    environment_from_conda_specs,
-    explain_platform_tag,
     explain_unsupported,
-    glibc_for_platform_tag,
-    platform_tag_specs,
     read_conda_specs,
     supported_properties,
     to_conda_specs,
 )
+from variant_bridge.translate.supported import SupportedProperties
 
 # ------------------------------------------------------------------------------------------
 # The NVIDIA provider's lists for UMD 12.8 and CC 8.6, copied from the reference text
@@ -65,7 +63,7 @@ def make_env(
     toolkit: str | None = None,
     toolkit_package: str = "cuda-version",
     platform: str = "linux-64",
-    source: str = "detected",
+    source: Source = Source.DETECTED,
     python_packages: tuple[PythonDistribution, ...] = (),
     conda_packages: tuple[CondaRecord, ...] = (),
 ) -> Environment:
@@ -79,7 +77,7 @@ def make_env(
     return Environment(
         platform=platform,
         virtual_packages=tuple(vps),
-        toolkit=Toolkit(toolkit_package, toolkit, "conda-meta") if toolkit else None,
+        toolkit=Toolkit(toolkit_package, toolkit, Source.PREFIX) if toolkit else None,
         python_packages=python_packages,
         conda_packages=conda_packages,
     )
@@ -87,6 +85,13 @@ def make_env(
 
 def P(text: str) -> VariantProperty:  # noqa: N802 - reads like a literal
     return VariantProperty.parse(text)
+
+
+def explain(
+    prop: VariantProperty, env: Environment, policy: CudaPolicy | None = None
+) -> str | None:
+    """Why *env* does not support *prop*: the forward translation once, then its record."""
+    return explain_unsupported(prop, supported_properties(env, policy=policy))
 
 
 def test_lengths_of_the_reference_lists() -> None:
@@ -174,8 +179,10 @@ def test_toolkit_policy(
 def test_toolkit_policy_explains_itself_in_source_and_notes() -> None:
     env = Environment(
         platform="linux-64",
-        virtual_packages=(VirtualPackage("__cuda", "12.9", "0", "CONDA_OVERRIDE_CUDA"),),
-        toolkit=Toolkit("cuda-version", "12.6", "conda-meta"),
+        virtual_packages=(
+            VirtualPackage("__cuda", "12.9", "0", Source.override("CONDA_OVERRIDE_CUDA")),
+        ),
+        toolkit=Toolkit("cuda-version", "12.6", Source.PREFIX),
     )
     supported = supported_properties(env)
     feature = supported.feature("nvidia", "cuda_version_lower_bound")
@@ -231,13 +238,13 @@ def test_sm_arch_values(arch: str | None, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     ("source", "noted"),
     [
-        ("detected", True),  # lowest GPU may differ from the provider's highest
-        ("CONDA_OVERRIDE_CUDA_ARCH", False),  # an override is one value in both worlds
-        ("NV_VARIANT_PROVIDER_FORCE_SM_ARCH", False),  # the provider's own override
-        ("--target", False),  # declared
+        (Source.DETECTED, True),  # lowest GPU may differ from the provider's highest
+        (Source.override("CONDA_OVERRIDE_CUDA_ARCH"), False),  # one value in both worlds
+        (Source.override("NV_VARIANT_PROVIDER_FORCE_SM_ARCH"), False),  # the provider's own
+        (Source.TARGET, False),  # declared
     ],
 )
-def test_lowest_gpu_note(source: str, noted: bool) -> None:
+def test_lowest_gpu_note(source: Source, noted: bool) -> None:
     supported = supported_properties(make_env(cuda="12.8", arch="8.6", source=source))
     assert any("LOWEST compute capability" in n for n in supported.notes) is noted
 
@@ -486,8 +493,8 @@ def test_by_property_lists_each_property_alone() -> None:
     props = [P("nvidia :: sm_arch :: 80_real"), P("nvidia :: sm_arch :: 90_real")]
     translation = to_conda_specs(props)
     assert translation.by_property == (
-        (props[0], ("__cuda_arch >=8.0,<9",)),
-        (props[1], ("__cuda_arch >=9.0,<10",)),
+        (props[0], (CondaSpec("__cuda_arch >=8.0,<9"),)),
+        (props[1], (CondaSpec("__cuda_arch >=9.0,<10"),)),
     )
 
 
@@ -788,17 +795,22 @@ ENV_NONE = make_env(platform="linux-aarch64")
     ],
 )
 def test_explain_unsupported(env: Environment, prop: str, reason: str) -> None:
-    assert explain_unsupported(P(prop), env).startswith(reason)
+    assert (explain(P(prop), env) or "").startswith(reason)
 
 
-def test_explain_supported_is_empty() -> None:
-    assert explain_unsupported(P("nvidia :: sm_arch :: 90_real"), ENV_D129_T126) == ""
-    assert (
-        explain_unsupported(
-            P("nvidia :: cuda_version_lower_bound :: 12.8"), ENV_D129_T126, policy="driver"
-        )
-        == ""
-    )
+def test_explain_supported_is_none() -> None:
+    assert explain(P("nvidia :: sm_arch :: 90_real"), ENV_D129_T126) is None
+    lower = P("nvidia :: cuda_version_lower_bound :: 12.8")
+    assert explain(lower, ENV_D129_T126, policy="driver") is None
+
+
+def test_explain_reads_what_the_forward_translation_recorded() -> None:
+    # Nothing recorded (a hand-made SupportedProperties): nothing to explain with.
+    assert explain_unsupported(P("x86_64 :: level :: v4"), SupportedProperties()) is None
+    # Recorded once, explained for every rejected property without recomputing.
+    supported = supported_properties(ENV_D126)
+    for prop in ("nvidia :: cuda_version_lower_bound :: 12.8", "x86_64 :: level :: v4"):
+        assert explain_unsupported(P(prop), supported) == explain(P(prop), ENV_D126)
 
 
 # ------------------------------------------------------------------------------------------
@@ -822,31 +834,31 @@ def test_explain_supported_is_empty() -> None:
     ],
 )
 def test_from_conda_virtual_packages(spec: str, name: str, version: str, build: str) -> None:
-    env = environment_from_conda_specs([spec], platform="linux-64")
-    assert env.virtual_packages == (VirtualPackage(name, version, build, FROM_CONDA_SOURCE),)
-    assert env.origin == FROM_CONDA_SOURCE
+    env = read_conda_specs([spec], platform="linux-64").environment
+    assert env.virtual_packages == (VirtualPackage(name, version, build, Source.FROM_CONDA),)
+    assert env.origin == str(Source.FROM_CONDA)
 
 
 @pytest.mark.parametrize(
     ("spec", "toolkit"),
     [
-        ("cuda-version=12.6", Toolkit("cuda-version", "12.6", FROM_CONDA_SOURCE)),  # = form
-        ("cuda-version 12.6", Toolkit("cuda-version", "12.6", FROM_CONDA_SOURCE)),  # space form
-        ("cudatoolkit=11.8", Toolkit("cudatoolkit", "11.8", FROM_CONDA_SOURCE)),  # CUDA 11
+        ("cuda-version=12.6", Toolkit("cuda-version", "12.6", Source.FROM_CONDA)),  # = form
+        ("cuda-version 12.6", Toolkit("cuda-version", "12.6", Source.FROM_CONDA)),  # space form
+        ("cudatoolkit=11.8", Toolkit("cudatoolkit", "11.8", Source.FROM_CONDA)),  # CUDA 11
         ("pytorch=2.9.1", None),  # a package, not a toolkit
     ],
 )
 def test_from_conda_toolkit(spec: str, toolkit: Toolkit | None) -> None:
-    env = environment_from_conda_specs([spec], platform="linux-64")
+    env = read_conda_specs([spec], platform="linux-64").environment
     assert env.toolkit == toolkit
     assert len(env.conda_packages) == 1
 
 
 def test_from_conda_whole_environment_gives_supported_properties() -> None:
-    env = environment_from_conda_specs(
+    env = read_conda_specs(
         ["__cuda=12.9", "__cuda_arch=9.0", "__archspec=1=haswell", "cuda-version=12.6"],
         platform="linux-64",
-    )
+    ).environment
     supported = supported_properties(env)
     assert list(supported.values("nvidia", "cuda_version_lower_bound")) == LOWER_12_6_TO_12
     assert supported.values("nvidia", "sm_arch") == ("90_real", "90_virtual")
@@ -923,14 +935,14 @@ def test_from_conda_whole_environment_gives_supported_properties() -> None:
 )
 def test_from_conda_errors(specs: list[str], message: str) -> None:
     with pytest.raises(InvalidTarget) as caught:
-        environment_from_conda_specs(specs, platform="linux-64")
+        read_conda_specs(specs, platform="linux-64")
     assert str(caught.value).startswith(message), str(caught.value)
     assert "\n" not in str(caught.value)
 
 
 def test_from_conda_unknown_platform() -> None:
     with pytest.raises(InvalidTarget) as caught:
-        environment_from_conda_specs(["__cuda=12.8"], platform="linux-99")
+        read_conda_specs(["__cuda=12.8"], platform="linux-99")
     assert str(caught.value) == (
         "--platform='linux-99': expected a conda platform like linux-64 (did you mean 'linux-64'?)"
     )
@@ -949,23 +961,23 @@ PLATFORM_FACTS = [
 
 @pytest.mark.parametrize(("platform", "spec", "error"), PLATFORM_FACTS)
 def test_from_conda_platform_facts_agree_with_detect(platform: str, spec: str, error: str) -> None:
+
     from variant_bridge.detect import detect_environment
-    from variant_bridge.detect.targets import VIRTUAL_PACKAGE_KEYS
 
     name, _, value = spec.partition("=")
     if name == "__archspec":
         value = value.partition("=")[2]
-    key = {v: k for k, v in VIRTUAL_PACKAGE_KEYS.items()}[name]
+    key = name.removeprefix("__")
     targets = [f"platform={platform}", f"{key}={value}"]
     if error:
         with pytest.raises(InvalidTarget) as caught:
-            environment_from_conda_specs([spec], platform=platform)
+            read_conda_specs([spec], platform=platform)
         assert str(caught.value) == f"invalid spec {spec!r}: {error}" or error in str(caught.value)
         with pytest.raises(InvalidTarget) as detected:
             detect_environment(targets=targets, env={})
         assert error in str(detected.value)
     else:
-        env = environment_from_conda_specs([spec], platform=platform)
+        env = read_conda_specs([spec], platform=platform).environment
         assert env.virtual_package(name) is not None
         assert detect_environment(targets=targets, env={}).virtual_package(name) is not None
 
@@ -998,102 +1010,16 @@ def test_from_conda_reports_what_it_ignores(
     assert not kept & {spec.split("=")[0].split()[0] for spec, _ in ignored}
 
 
-def test_from_conda_defaults_to_this_machine() -> None:
-    env = environment_from_conda_specs(["__cuda=12.8"])
-    assert env.platform == "linux-64"  # the test machine (x86_64 Linux)
-
-
 def test_from_conda_cuda_arch_without_cuda_is_noted() -> None:
-    env = environment_from_conda_specs(["__cuda_arch=9.0"], platform="linux-64")
+    env = read_conda_specs(["__cuda_arch=9.0"], platform="linux-64").environment
     assert any("__cuda_arch without __cuda" in n for n in env.notes)
 
 
-# ------------------------------------------------------------------------------------------
-# Platform tags
-# ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("tag", "glibc", "specs"),
-    [
-        ("manylinux_2_28_x86_64", "2.28", ("__glibc >=2.28",)),  # PEP 600
-        ("manylinux2014_x86_64", "2.17", ("__glibc >=2.17",)),  # legacy alias
-        ("manylinux1_x86_64", "2.5", ("__glibc >=2.5",)),  # oldest alias
-        ("manylinux_2_34_aarch64", "2.34", ("__glibc >=2.34",)),  # ARM
-        ("musllinux_1_2_x86_64", None, ("__linux",)),  # musl has no conda virtual package
-        ("macosx_11_0_arm64", None, ("__osx >=11.0",)),  # macOS
-        ("macosx_10_9_universal2", None, ("__osx >=10.9",)),  # fat binaries
-        ("win_amd64", None, ("__win",)),  # Windows
-        ("linux_x86_64", None, ("__linux",)),  # local builds
-        ("any", None, ()),  # pure wheels
-        ("solaris_2_11_sparc", None, None),  # unknown tags are not guessed
-    ],
-)
-def test_platform_tags(tag: str, glibc: str | None, specs: tuple[str, ...] | None) -> None:
-    assert glibc_for_platform_tag(tag) == glibc
-    assert platform_tag_specs(tag) == specs
-
-
-GLIBC_2_17 = Environment("linux-64", (VirtualPackage("__glibc", "2.17"),))
-GLIBC_2_28 = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
-OSX_13 = Environment("osx-arm64", (VirtualPackage("__osx", "13.0"),))
-
-
-@pytest.mark.parametrize(
-    ("tag", "env", "reason"),
-    [
-        ("manylinux_2_28_x86_64", GLIBC_2_28, ""),  # exactly enough
-        (
-            "manylinux_2_28_x86_64",
-            GLIBC_2_17,
-            "manylinux_2_28_x86_64 needs glibc >= 2.28 but __glibc=2.17 (detected)",
-        ),  # too old
-        ("manylinux_2_17_x86_64.manylinux2014_x86_64", GLIBC_2_17, ""),  # compressed tag set
-        (
-            "manylinux_2_17_aarch64",
-            GLIBC_2_28,
-            "platform tag manylinux_2_17_aarch64 is for linux-aarch64, not linux-64",
-        ),  # wrong arch
-        (
-            "manylinux_2_17_x86_64",
-            Environment("linux-64"),
-            "manylinux_2_17_x86_64 needs glibc >= 2.17 but there is no __glibc",
-        ),  # no glibc
-        (
-            "musllinux_1_2_x86_64",
-            GLIBC_2_28,
-            "musllinux_1_2_x86_64 needs musl libc but the environment has glibc",
-        ),  # glibc system
-        (
-            "musllinux_1_2_x86_64",
-            Environment("linux-64", (VirtualPackage("__linux", "6.1"),)),
-            "",
-        ),  # a musl system
-        ("macosx_11_0_arm64", OSX_13, ""),  # new enough macOS
-        (
-            "macosx_14_0_arm64",
-            OSX_13,
-            "macosx_14_0_arm64 needs osx >= 14.0 but __osx=13.0 (detected)",
-        ),  # too old
-        ("macosx_11_0_universal2", OSX_13, ""),  # fat binary on arm64
-        ("win_amd64", GLIBC_2_28, "platform tag win_amd64 is for win-64, not linux-64"),  # other OS
-        ("any", OSX_13, ""),  # pure
-        (
-            "manylinux_2_28_sparc",
-            GLIBC_2_28,
-            "unknown architecture 'sparc' in platform tag",
-        ),  # unknown arch
-    ],
-)
-def test_explain_platform_tag(tag: str, env: Environment, reason: str) -> None:
-    assert explain_platform_tag(tag, env).startswith(reason)
-    assert (explain_platform_tag(tag, env) == "") is (reason == "")
-
-
-def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:
+def test_the_value_types_import_without_the_tables_or_archspec() -> None:
     code = (
-        "import sys, variant_bridge.translate, variant_bridge.mappings;"
-        "bad = [m for m in ('rattler', 'click', 'conda', 'archspec') if m in sys.modules];"
+        "import sys, variant_bridge.translate.supported;"
+        "bad = [m for m in ('yaml', 'archspec', 'rattler', 'click', 'variant_bridge.mappings')"
+        " if m in sys.modules];"
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -1101,25 +1027,23 @@ def test_layer_one_imports_without_rattler_click_conda_or_archspec() -> None:
 
 # (where the toolkit came from, how the reason names it). One case per line.
 TOOLKIT_OWNERS = [
-    ("conda-meta", "the prefix's toolkit is cuda-version 12.6"),  # a prefix: as before
-    ("pixi.lock", "the locked toolkit is cuda-version 12.6"),  # said "the prefix's" for a lock
-    ("--from-conda", "the environment's toolkit is cuda-version 12.6"),  # and with no prefix
+    (Source.PREFIX, "the prefix's toolkit is cuda-version 12.6"),  # a prefix: as before
+    (Source.LOCKFILE, "the locked toolkit is cuda-version 12.6"),  # said "the prefix's" for a lock
+    (Source.FROM_CONDA, "the environment's toolkit is cuda-version 12.6"),  # and with no prefix
 ]
 
 
 @pytest.mark.parametrize(("source", "words"), TOOLKIT_OWNERS)
-def test_toolkit_is_named_by_its_source(source: str, words: str) -> None:
+def test_toolkit_is_named_by_its_source(source: Source, words: str) -> None:
     env = Environment(
         "linux-64",
-        (VirtualPackage("__cuda", "12.9", "0", "detected"),),
+        (VirtualPackage("__cuda", "12.9", "0", Source.DETECTED),),
         toolkit=Toolkit("cuda-version", "12.6", source),
     )
     prop = P("nvidia :: cuda_version_lower_bound :: 12.8")
-    assert explain_unsupported(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
+    assert explain(prop, env) == f"needs cuda_version_lower_bound 12.8 but {words}"
     notes = supported_properties(env).notes
     assert any(n.endswith(f"dropped because {words}") for n in notes), notes
-    if source != "conda-meta":
+    if source != Source.PREFIX:
         assert not any("prefix" in n for n in notes)
-        assert "prefix" not in explain_unsupported(
-            P("nvidia :: cuda_version_lower_bound :: 11.8"), env
-        )
+        assert "prefix" not in (explain(P("nvidia :: cuda_version_lower_bound :: 11.8"), env) or "")

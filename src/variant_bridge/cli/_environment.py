@@ -7,9 +7,9 @@ environment the same way, so they take the same options with the same help.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from variant_bridge.environment import CUDA_POLICIES, CudaPolicy
+from variant_bridge.errors import ConflictingOptions
 
 if TYPE_CHECKING:
     from variant_bridge.environment import Environment
 
-__all__ = ["EnvironmentOptions", "environment_options"]
+__all__ = ["EnvironmentOptions", "environment_options", "usage_errors"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,43 +38,46 @@ class EnvironmentOptions:
     targets: tuple[str, ...]
     cuda_policy: CudaPolicy | None
 
-    @property
-    def effective_prefix(self) -> Path | None:
-        """``--prefix``, else ``$CONDA_PREFIX`` (as detection reads it), unless a lock is read."""
-        if self.prefix is not None or self.lockfile is not None:
-            return self.prefix
-        active = os.environ.get("CONDA_PREFIX", "")
-        return Path(active) if active else None
-
     def detect(self) -> Environment:
         """The snapshot these options describe (detection happens here, not at parse time)."""
         from variant_bridge.detect import detect_environment
 
-        return detect_environment(
-            prefix=self.prefix,
-            lockfile=self.lockfile,
-            environment=self.environment,
-            platform=self.platform,
-            targets=self.targets,
-        )
+        with usage_errors():
+            return detect_environment(
+                prefix=self.prefix,
+                lockfile=self.lockfile,
+                environment=self.environment,
+                platform=self.platform,
+                targets=self.targets,
+            )
 
 
-def _collect(
-    ctx: click.Context, kwargs: dict[str, Any], *, cuda_policy: bool
-) -> EnvironmentOptions:
-    prefix = kwargs.pop("prefix")
-    lockfile = kwargs.pop("lockfile")
-    environment = kwargs.pop("environment")
-    if prefix is not None and lockfile is not None:
-        raise click.UsageError("--prefix and --lockfile cannot be used together; pick one.", ctx)
-    if environment is not None and lockfile is None:
-        raise click.UsageError(
-            "--environment needs --lockfile (it names a pixi.lock environment).", ctx
-        )
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """Options that contradict each other (found where they are checked, once, in detection)
+    become the running command's usage error: exit 2, with its usage line."""
+    try:
+        yield
+    except ConflictingOptions as e:
+        from variant_bridge.detect import Conflict  # only on this error path
+
+        words = {
+            Conflict.PREFIX_AND_LOCKFILE: (
+                "--prefix and --lockfile cannot be used together; pick one."
+            ),
+            Conflict.ENVIRONMENT_WITHOUT_LOCKFILE: (
+                "--environment needs --lockfile (it names a pixi.lock environment)."
+            ),
+        }
+        text = words.get(e.kind, str(e)) if isinstance(e.kind, Conflict) else str(e)
+        raise click.UsageError(text, click.get_current_context()) from e
+
+
+def _collect(kwargs: dict[str, Any], *, cuda_policy: bool) -> EnvironmentOptions:
     return EnvironmentOptions(
-        prefix,
-        lockfile,
-        environment,
+        kwargs.pop("prefix"),
+        kwargs.pop("lockfile"),
+        kwargs.pop("environment"),
         kwargs.pop("platform"),
         kwargs.pop("targets"),
         kwargs.pop("cuda_policy") if cuda_policy else None,
@@ -140,8 +144,7 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
         # wraps() also carries click's __click_params__: options declared below this decorator.
         @functools.wraps(function)
         def wrapper(**kwargs: Any) -> Any:
-            ctx = click.get_current_context()
-            kwargs["env_options"] = _collect(ctx, kwargs, cuda_policy=cuda_policy)
+            kwargs["env_options"] = _collect(kwargs, cuda_policy=cuda_policy)
             return function(**kwargs)
 
         decorated: Any = wrapper

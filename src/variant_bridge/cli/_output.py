@@ -60,7 +60,7 @@ def heading(text: str) -> None:
 
 
 def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
-    return {"name": vp.name, "version": vp.version, "build": vp.build, "source": vp.source}
+    return {"name": vp.name, "version": vp.version, "build": vp.build, "source": str(vp.source)}
 
 
 def supported_json(supported: SupportedProperties) -> dict[str, Any]:
@@ -77,15 +77,13 @@ def supported_json(supported: SupportedProperties) -> dict[str, Any]:
     }
 
 
-def environment_json(
-    env: Environment, supported: SupportedProperties, *, policy: str
-) -> dict[str, Any]:
+def environment_json(env: Environment, supported: SupportedProperties) -> dict[str, Any]:
     """The ``detect --json`` object."""
     return {
         "origin": env.origin,
         "platform": env.platform,
         "python": env.python,
-        "policy": policy,
+        "policy": supported.policy,
         "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
         "toolkit": (
             None
@@ -93,7 +91,7 @@ def environment_json(
             else {
                 "package": env.toolkit.package,
                 "version": env.toolkit.version,
-                "source": env.toolkit.source,
+                "source": str(env.toolkit.source),
             }
         ),
         **supported_json(supported),
@@ -170,9 +168,9 @@ def _values_text(values: Sequence[str]) -> str:
     return f"{', '.join(shown)} ({len(values)} values)"
 
 
-def echo_supported(supported: SupportedProperties, *, policy: str) -> None:
+def echo_supported(supported: SupportedProperties) -> None:
     """The supported properties per namespace (most preferred first), each with its source."""
-    heading(f"Supported variant properties (most preferred first; CUDA policy: {policy})")
+    heading(f"Supported variant properties (most preferred first; CUDA policy: {supported.policy})")
     if not supported.features:
         click.echo(f"{_INDENT}(none)")
     for namespace, feature, values, source in _grouped(supported.features):
@@ -198,7 +196,6 @@ def echo_environment(
     env: Environment,
     supported: SupportedProperties,
     *,
-    policy: str,
     title: str | None = None,
     locked: bool = False,
     notes: Sequence[str] = (),
@@ -213,17 +210,17 @@ def echo_environment(
     click.echo()
     heading("Virtual packages")
     if env.virtual_packages:
-        _rows((str(vp), vp.source) for vp in env.virtual_packages)
+        _rows((str(vp), str(vp.source)) for vp in env.virtual_packages)
     else:
         click.echo(f"{_INDENT}(none)")
     click.echo()
     heading("CUDA toolkit (the solved cuda-version)")
     if env.toolkit is not None:
-        _rows([(str(env.toolkit), env.toolkit.source)])
+        _rows([(str(env.toolkit), str(env.toolkit.source))])
     else:
         click.echo(f"{_INDENT}(none solved in this environment)")
     click.echo()
-    echo_supported(supported, policy=policy)
+    echo_supported(supported)
     wheels = [dist for dist in env.python_packages if dist.variant_label is not None]
     if wheels:
         click.echo()

@@ -34,9 +34,7 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
 
     env = env_options.detect()
     supported = supported_properties(env, policy=env_options.cuda_policy)
-    policy = env_options.cuda_policy or env.default_policy()
     if as_json:
-        echo_json(environment_json(env, supported, policy=policy))
+        echo_json(environment_json(env, supported))
     else:
-        locked = env_options.lockfile is not None
-        echo_environment(env, supported, policy=policy, locked=locked)
+        echo_environment(env, supported, locked=env_options.lockfile is not None)

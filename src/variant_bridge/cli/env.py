@@ -30,9 +30,8 @@ def _settings(env_options: EnvironmentOptions) -> UvSettings:
     from variant_bridge.uv_settings import uv_settings
 
     detected = env_options.detect()
-    policy = env_options.cuda_policy
-    supported = supported_properties(detected, policy=policy)
-    return uv_settings(detected, supported, policy=policy, environ=os.environ)
+    supported = supported_properties(detected, policy=env_options.cuda_policy)
+    return uv_settings(detected, supported, environ=os.environ)
 
 
 def _echo_notes(settings: UvSettings) -> None:

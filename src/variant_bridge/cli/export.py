@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from variant_bridge import __version__
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._environment import EnvironmentOptions, environment_options, usage_errors
 from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
@@ -179,7 +179,8 @@ def export(
         producer=f"variant-bridge {__version__}: "
         + _command_line(click.get_current_context().params),
     )
-    result = run_export(request, ExportOutput(chosen, output, update, force, wheels_dir))
+    with usage_errors():
+        result = run_export(request, ExportOutput(chosen, output, update, force, wheels_dir))
     if as_json:
         echo_json(_summary(result))
     elif result.written is None:

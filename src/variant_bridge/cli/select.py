@@ -82,7 +82,7 @@ def _choose(
     for url in extra_index_urls:
         check_url(url, option="--extra-index-url")
     env = env_options.detect()
-    target = resolve_target_python(python, env, prefix=env_options.effective_prefix)
+    target = resolve_target_python(python, env, prefix=env.prefix)
     index_urls = tuple(u for u in (index_url, *extra_index_urls) if u)
     choices = choose(
         packages,

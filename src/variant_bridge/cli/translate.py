@@ -3,7 +3,7 @@ supported properties."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -15,8 +15,11 @@ from variant_bridge.cli._output import (
     json_option,
 )
 from variant_bridge.environment import CUDA_POLICIES, CudaPolicy
-from variant_bridge.errors import InvalidProperty, clip, quote
+from variant_bridge.errors import clip
 from variant_bridge.properties import VariantProperty
+
+if TYPE_CHECKING:
+    from variant_bridge.translate import CondaSpec, Translation
 
 __all__ = ["translate"]
 
@@ -82,48 +85,21 @@ def translate(
 
 def _to_conda(items: tuple[str, ...], *, as_json: bool) -> None:
     # Malformed input fails before the mapping tables load.
-    properties = tuple(_parse_property(item) for item in items)
+    properties = tuple(VariantProperty.parse(item) for item in items)
     from variant_bridge.translate import to_conda_specs
 
     result = to_conda_specs(properties)
     if as_json:
-        echo_json(
-            {
-                **result.as_dict(),
-                "requirements": {
-                    tool: [list(group) for group in result.for_tool(tool)] for tool, _ in _TOOLS
-                },
-            }
-        )
+        requirements = {
+            tool: [list(group) for group in result.for_tool(tool)] for tool, _ in _TOOLS
+        }
+        echo_json({**result.as_dict(), "requirements": requirements})
         return
     for prop, specs in result.by_property:
         heading(str(prop))
-        # The forms of one property's specs, from translating it alone (public API only).
-        forms = {c.spec: c.form for c in to_conda_specs([prop]).conda_specs}
-        regex = [spec for spec in specs if forms.get(spec) == "rattler"]
-        enumerated = [spec for spec in specs if forms.get(spec) == "conda"]
-        for spec in specs:
-            if spec not in regex and spec not in enumerated:
-                click.echo(f"  {spec}")
-        if regex:
-            click.echo("  pixi, rattler (a CEP 29 regex build):")
-            for spec in regex:
-                click.echo(f"    {spec}")
-        if enumerated:
-            click.echo("  conda, mamba (any one of these exact builds):")
-            for spec in enumerated:
-                click.echo(f"    {spec}")
+        _echo_specs(specs)
     if len(result.by_property) > 1:
-        for tool, title in _TOOLS:
-            click.echo()
-            heading(f"All together, for {title} (every item is needed)")
-            for group in result.for_tool(tool):
-                if len(group) == 1:
-                    click.echo(f"  {group[0]}")
-                else:
-                    click.echo("  any one of:")
-                    for spec in group:
-                        click.echo(f"    {spec}")
+        _echo_together(result)
     if result.unmapped:
         if result.by_property:
             click.echo()
@@ -132,27 +108,49 @@ def _to_conda(items: tuple[str, ...], *, as_json: bool) -> None:
             click.echo(f"  {clip(str(prop))}: {reason}")  # --json has the property in full
 
 
-def _parse_property(text: str) -> VariantProperty:
-    try:
-        return VariantProperty.parse(text)
-    except InvalidProperty as e:
-        # The parser quotes its input whole; one pasted blob must not flood the error line.
-        raise InvalidProperty(str(e).replace(repr(text), quote(text), 1)) from e
+def _echo_specs(specs: tuple[CondaSpec, ...]) -> None:
+    """One property's specs: plain ones, then the two forms of a CPU requirement."""
+    for spec in specs:
+        if spec.form == "any":
+            click.echo(f"  {spec.spec}")
+    titles = (
+        ("rattler", "pixi, rattler (a CEP 29 regex build):"),
+        ("conda", "conda, mamba (any one of these exact builds):"),
+    )
+    for form, title in titles:
+        listed = [spec.spec for spec in specs if spec.form == form]
+        if listed:
+            click.echo(f"  {title}")
+            for text in listed:
+                click.echo(f"    {text}")
+
+
+def _echo_together(result: Translation) -> None:
+    for tool, title in _TOOLS:
+        click.echo()
+        heading(f"All together, for {title} (every item is needed)")
+        for group in result.for_tool(tool):
+            if len(group) == 1:
+                click.echo(f"  {group[0]}")
+            else:
+                click.echo("  any one of:")
+                for spec in group:
+                    click.echo(f"    {spec}")
 
 
 def _from_conda(
     specs: tuple[str, ...], *, platform: str | None, cuda_policy: CudaPolicy | None, as_json: bool
 ) -> None:
+    from variant_bridge.detect.machine import host_platform
     from variant_bridge.translate import read_conda_specs, supported_properties
 
-    facts = read_conda_specs(specs, platform=platform)
+    facts = read_conda_specs(specs, platform=platform or host_platform())
     env = facts.environment
     supported = supported_properties(env, policy=cuda_policy)
-    policy = cuda_policy or env.default_policy()
     if as_json:
         ignored = [{"spec": spec, "reason": reason} for spec, reason in facts.ignored]
-        echo_json({**environment_json(env, supported, policy=policy), "ignored": ignored})
+        echo_json({**environment_json(env, supported), "ignored": ignored})
     else:
         # Never silently: a spec that changes nothing is most likely a misunderstanding.
         notes = [f"{spec}: {reason}; ignored" for spec, reason in facts.ignored]
-        echo_environment(env, supported, policy=policy, title="Conda specs given", notes=notes)
+        echo_environment(env, supported, title="Conda specs given", notes=notes)

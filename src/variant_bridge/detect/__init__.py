@@ -1,39 +1,34 @@
 """Detection (layer 2): build the frozen :class:`~variant_bridge.environment.Environment`.
 
-Sources: this machine (py-rattler), a conda prefix (``conda-meta`` + ``site-packages``), a pixi.lock
-environment, or declared targets. Virtual packages are layered per package, first wins
-(semantics.md §2):
-
-1. ``--target`` (:func:`parse_targets`);
-2. ``CONDA_OVERRIDE_*``;
-3. ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION`` / ``NV_VARIANT_PROVIDER_FORCE_SM_ARCH``;
-4. the base set: rattler's detection when the target platform is this machine's; otherwise
-   the lock's declared virtual packages (v7 rich platforms) and then pixi's platform defaults
-   (``__linux=4.18``, ``__glibc=2.28``, ``__osx=13.0``, the minimal ``__archspec``; source
-   ``platform default``). Nothing is read from this machine for another platform.
-
-Then the set is filtered to the target platform (CEP 30: ``CONDA_OVERRIDE_OSX`` on Linux is
-ignored, with a note; a ``--target`` that cannot apply is an error), and ``__cuda_arch`` is dropped
-when ``__cuda`` is absent. Override variables are read from the explicit *env* mapping only.
+Sources: this machine (py-rattler), a conda prefix (``conda-meta`` + ``site-packages``), a
+pixi.lock environment, or declared targets. Virtual packages are layered per package, first wins:
+``--target``, ``CONDA_OVERRIDE_*``, the NVIDIA provider's variables, then the base set (this
+machine's detection, or for another platform the lock's declared packages and pixi's platform
+defaults); the set is then filtered to the target platform (CEP 30). The rules are
+docs/semantics.md §2; the variables are read from the explicit *env* mapping only, their names
+from the mapping tables.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from variant_bridge.detect.overrides import conda_override_facts, nv_force_facts
-from variant_bridge.detect.targets import (
+from variant_bridge.detect.facts import (
     Fact,
     check_value,
+    conda_override_facts,
     fact_virtual_package,
     parse_targets,
+    provider_override_facts,
     target_facts,
 )
 from variant_bridge.environment import Environment, Source, VirtualPackage
-from variant_bridge.errors import InvalidTarget, clip, quote
+from variant_bridge.errors import ConflictingOptions, InvalidTarget, clip, quote
+from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.virtual_packages import (
     VERSION_SHAPES,
     microarchitecture_problem,
@@ -43,7 +38,23 @@ from variant_bridge.virtual_packages import (
 if TYPE_CHECKING:
     from variant_bridge.detect.prefix import PrefixContents
 
-__all__ = ["detect_environment", "parse_targets"]
+__all__ = ["Conflict", "ConflictingSources", "detect_environment", "parse_targets"]
+
+
+class Conflict(enum.Enum):
+    """Which environment options contradict each other."""
+
+    PREFIX_AND_LOCKFILE = "prefix and lockfile"
+    ENVIRONMENT_WITHOUT_LOCKFILE = "environment without lockfile"
+
+
+class ConflictingSources(ConflictingOptions):
+    """The options that name what to read contradict each other (a shell words this its way)."""
+
+    kind: Conflict
+
+    def __init__(self, kind: Conflict, message: str) -> None:
+        super().__init__(kind, message)
 
 
 def detect_environment(
@@ -70,12 +81,18 @@ def detect_environment(
     """
     from variant_bridge.detect.machine import host_platform
 
-    variables: Mapping[str, str] = os.environ if env is None else env
-    declared = parse_targets(targets)
     if prefix is not None and lockfile is not None:
-        raise InvalidTarget("--prefix and --lockfile are mutually exclusive")
+        raise ConflictingSources(
+            Conflict.PREFIX_AND_LOCKFILE, "--prefix and --lockfile are mutually exclusive"
+        )
     if environment is not None and lockfile is None:
-        raise InvalidTarget(f"--environment {quote(environment)} needs --lockfile")
+        raise ConflictingSources(
+            Conflict.ENVIRONMENT_WITHOUT_LOCKFILE,
+            f"--environment {quote(environment)} needs --lockfile",
+        )
+    variables: Mapping[str, str] = os.environ if env is None else env
+    tables = load_tables()
+    declared = parse_targets(targets, tables=tables)
     target_platform = declared.get("platform")
     if lockfile is None and platform is not None:
         # With a lock file, *platform* may be a rich-platform alias; read_lockfile checks it.
@@ -85,8 +102,12 @@ def detect_environment(
                 f"--platform {platform!r} and --target platform={target_platform!r} disagree"
             )
     # Every declared fact is checked before the disk is touched: bad input fails fast.
-    layers = [target_facts(declared), conda_override_facts(variables), nv_force_facts(variables)]
-    host = host_platform()
+    layers = [
+        target_facts(declared, tables=tables),
+        conda_override_facts(variables, tables=tables),
+        provider_override_facts(variables, tables=tables),
+    ]
+    host = host_platform(tables)
     notes: list[str] = []
 
     implicit_prefix = False
@@ -150,13 +171,9 @@ def detect_environment(
         result = Environment(platform=wanted, origin=origin)
         chosen_by = None if target_platform or platform else "this machine's platform"
 
+    decided = _decide(result.platform, layers, tables, notes=notes, chosen_by=chosen_by)
     virtual_packages = _virtual_packages(
-        result.platform,
-        host=host,
-        layers=layers,
-        lock_declared=lock_declared,
-        notes=notes,
-        chosen_by=chosen_by,
+        result.platform, decided, host=host, lock_declared=lock_declared, notes=notes
     )
     return replace(
         result,
@@ -198,20 +215,16 @@ def _parse_declared(texts: Iterable[str], notes: list[str]) -> tuple[VirtualPack
     return tuple(packages)
 
 
-def _virtual_packages(
+def _decide(
     platform: str,
-    *,
-    host: str,
     layers: list[dict[str, Fact]],
-    lock_declared: tuple[VirtualPackage, ...],
+    tables: MappingTables,
+    *,
     notes: list[str],
     chosen_by: str | None,
-) -> tuple[VirtualPackage, ...]:
-    from variant_bridge.detect.machine import (
-        applies_to,
-        detect_virtual_packages,
-        platform_defaults,
-    )
+) -> dict[str, Fact]:
+    """The declared fact that wins per virtual package (first layer first), for *platform*."""
+    from variant_bridge.detect.machine import applies_to
 
     decided: dict[str, Fact] = {}
     for layer in layers:
@@ -225,7 +238,9 @@ def _virtual_packages(
                 notes.append(f"{_describe(fact)} ignored: {name} does not exist on {platform}")
                 continue
             if name == "__archspec" and fact.source == Source.TARGET and fact.value:
-                problem = _microarchitecture_problem(fact.value, platform)
+                info = tables.platform.subdirs.get(platform)
+                family = info.cpu_family if info is not None else None
+                problem = microarchitecture_problem(fact.value, platform, cpu_family=family)
                 if problem is not None:
                     raise InvalidTarget(
                         f"{_describe(fact)}: {problem}" + _chosen_hint(platform, chosen_by)
@@ -233,6 +248,22 @@ def _virtual_packages(
             winner = decided.setdefault(name, fact)
             if winner is not fact:
                 notes.append(f"{_describe(fact)} overridden by {_describe(winner)}")
+    return decided
+
+
+def _virtual_packages(
+    platform: str,
+    decided: dict[str, Fact],
+    *,
+    host: str,
+    lock_declared: tuple[VirtualPackage, ...],
+    notes: list[str],
+) -> tuple[VirtualPackage, ...]:
+    from variant_bridge.detect.machine import (
+        applies_to,
+        detect_virtual_packages,
+        platform_defaults,
+    )
 
     if platform == host:
         cuda = decided.get("__cuda")
@@ -271,14 +302,6 @@ def _chosen_hint(platform: str, chosen_by: str | None) -> str:
         return ""
     more = ": pass --platform to describe another" if chosen_by.startswith("this") else ""
     return f"; {platform} is {chosen_by}{more}"
-
-
-def _microarchitecture_problem(name: str, platform: str) -> str | None:
-    from variant_bridge.mappings import load_tables  # lazy: only for a declared microarchitecture
-
-    info = load_tables().platform.subdir(platform)
-    family = info.cpu_family if info is not None else None
-    return microarchitecture_problem(name, platform, cpu_family=family)
 
 
 def _describe(fact: Fact) -> str:

@@ -9,10 +9,10 @@ that is the expensive probe (NVML / libcuda) and rattler then skips it.
 from __future__ import annotations
 
 import os
-import sys
 
 from variant_bridge.environment import Source, VirtualPackage
 from variant_bridge.errors import DetectionError
+from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.virtual_packages import applies_to
 
 __all__ = [
@@ -21,30 +21,6 @@ __all__ = [
     "host_platform",
     "platform_defaults",
 ]
-
-_HOST_SUBDIRS = {
-    ("linux", "x86_64"): "linux-64",
-    ("linux", "amd64"): "linux-64",
-    ("linux", "aarch64"): "linux-aarch64",
-    ("linux", "arm64"): "linux-aarch64",
-    ("linux", "ppc64le"): "linux-ppc64le",
-    ("linux", "ppc64"): "linux-ppc64",
-    ("linux", "s390x"): "linux-s390x",
-    ("linux", "riscv64"): "linux-riscv64",
-    ("linux", "loongarch64"): "linux-loongarch64",
-    ("linux", "armv7l"): "linux-armv7l",
-    ("linux", "armv6l"): "linux-armv6l",
-    ("linux", "i686"): "linux-32",
-    ("linux", "i386"): "linux-32",
-    ("darwin", "x86_64"): "osx-64",
-    ("darwin", "arm64"): "osx-arm64",
-    ("win32", "amd64"): "win-64",
-    ("win32", "x86_64"): "win-64",
-    ("win32", "arm64"): "win-arm64",
-    ("win32", "x86"): "win-32",
-    ("freebsd", "amd64"): "freebsd-64",
-    ("freebsd", "arm64"): "freebsd-arm64",
-}
 
 # The least capable archspec target per subdir architecture (a test checks archspec knows them).
 _MIN_ARCHSPEC = {
@@ -63,16 +39,16 @@ _GLIBC_DEFAULT = "2.28"
 _OSX_DEFAULT = "13.0"
 
 
-def host_platform() -> str:
-    """The conda subdir of this machine, e.g. ``linux-64`` (pure Python; rattler as a fallback)."""
-    system = "freebsd" if sys.platform.startswith("freebsd") else sys.platform
-    if hasattr(os, "uname"):
-        machine = os.uname().machine
+def host_platform(tables: MappingTables | None = None) -> str:
+    """The conda subdir of this machine, e.g. ``linux-64``: the tables' ``subdirs`` whose system
+    and machine this one reports; rattler's answer for a machine the tables do not list."""
+    if hasattr(os, "uname"):  # what platform.system()/machine() read, without importing it
+        system, machine = os.uname().sysname, os.uname().machine
     else:  # Windows
         import platform
 
-        machine = platform.machine()
-    subdir = _HOST_SUBDIRS.get((system, machine.lower()))
+        system, machine = platform.system(), platform.machine()
+    subdir = (tables or load_tables()).platform.host_subdir(system, machine)
     if subdir is not None:
         return subdir
     import rattler

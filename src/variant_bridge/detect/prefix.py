@@ -25,6 +25,7 @@ from typing import Any
 
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import DetectionError, clip
+from variant_bridge.mappings import load_tables
 
 __all__ = [
     "PrefixContents",
@@ -52,10 +53,11 @@ class PrefixContents:
     notes: tuple[str, ...] = ()
 
 
-def toolkit_of(records: Iterable[CondaRecord], source: str) -> Toolkit | None:
-    """``cuda-version`` when present, else ``cudatoolkit`` (CUDA <= 11), else ``None``."""
+def toolkit_of(records: Iterable[CondaRecord], source: Source) -> Toolkit | None:
+    """The first of the tables' toolkit packages present (``cuda-version``, else ``cudatoolkit``
+    for CUDA <= 11), else ``None``."""
     by_name = {r.name: r for r in records}
-    for package in ("cuda-version", "cudatoolkit"):
+    for package in load_tables().nvidia.toolkit_packages:
         record = by_name.get(package)
         if record is not None:
             return Toolkit(package, record.version, source)

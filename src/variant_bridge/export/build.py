@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.environment import Environment, PythonDistribution, VirtualPackage
+from variant_bridge.environment import Environment, PythonDistribution, Source, VirtualPackage
 from variant_bridge.errors import ExportError
 from variant_bridge.export.channels import order_channels
 from variant_bridge.export.dependencies import conda_dependencies, toolkit_dependency
@@ -37,7 +37,7 @@ from variant_bridge.uv_settings import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABL
 __all__ = ["build_export"]
 
 _PYPI_HOSTS = frozenset({"files.pythonhosted.org", "pypi.org", "pypi.python.org"})
-_DECLARED = "the exported platform"
+_DECLARED = Source.TARGET  # the exported platform: declared facts, like --target
 
 
 def build_export(

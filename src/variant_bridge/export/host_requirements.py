@@ -21,7 +21,7 @@ from variant_bridge.export.model import HostRequirement
 from variant_bridge.export.origins import variant_label
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.properties import VariantProperty
-from variant_bridge.translate import to_conda_specs
+from variant_bridge.translate import CondaSpec, to_conda_specs
 
 __all__ = ["HostRequirements", "wheel_host_requirements", "wheel_text"]
 
@@ -101,7 +101,7 @@ class _Found:
         rattler_spec: str,
         alternatives: Sequence[str],
         properties: Sequence[VariantProperty],
-        by_property: Sequence[tuple[VariantProperty, tuple[str, ...]]],
+        by_property: Sequence[tuple[VariantProperty, tuple[CondaSpec, ...]]],
         wheel: str,
     ) -> None:
         if len(alternatives) == 1:
@@ -123,12 +123,12 @@ class _Found:
         self,
         properties: Sequence[VariantProperty],
         rattler_spec: str,
-        by_property: Sequence[tuple[VariantProperty, tuple[str, ...]]],
+        by_property: Sequence[tuple[VariantProperty, tuple[CondaSpec, ...]]],
     ) -> str | None:
         """``_x86_64-microarch-level >=N`` for a CPU generation requirement, where conda-forge's
         metapackage can be had (a conda-forge channel, or already installed)."""
         for prop, specs in by_property:
-            if prop not in properties or rattler_spec not in specs:
+            if prop not in properties or rattler_spec not in (c.spec for c in specs):
                 continue
             cpu = self.tables.cpu(prop.namespace)
             if cpu is None or cpu.metapackage is None or prop.feature != cpu.generation_feature:

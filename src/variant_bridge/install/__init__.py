@@ -29,12 +29,12 @@ from typing import Literal
 
 from packaging.utils import canonicalize_name
 
+from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
 from variant_bridge.indexes import Candidate
 from variant_bridge.indexes.download import download, file_sha256
 from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import TargetPython
-from variant_bridge.translate import host_subdir
 
 __all__ = [
     "INSTALLERS",

@@ -307,7 +307,7 @@ def choose(
     tables = load_tables()
     if supported is None:
         supported = supported_properties(env, policy=policy, tables=tables)
-    explain = functools.partial(explain_unsupported, env=env, policy=policy, tables=tables)
+    explain = functools.partial(explain_unsupported, supported=supported, tables=tables)
     tags = target_tags(python, env)
     choices: list[PackageChoice] = []
     for text, requirement in zip(requests, requirements_, strict=True):

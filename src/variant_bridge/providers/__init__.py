@@ -7,27 +7,32 @@ variant metadata, or find them under the ``variant_plugins`` entry points; see
 
 from __future__ import annotations
 
+from variant_bridge.providers import plugins
 from variant_bridge.providers.plugins import (
-    NAMESPACES,
-    PLUGIN_APIS,
     Aarch64Plugin,
+    BridgedView,
     FeatureConfig,
     NvidiaPlugin,
     X8664Plugin,
-    all_configs,
-    supported_configs,
+    plugin_apis,
 )
 from variant_bridge.providers.protocol import FeatureConfigType, PluginType
 
 __all__ = [
-    "NAMESPACES",
+    "NAMESPACES",  # the tables' namespaces, resolved by __getattr__
     "PLUGIN_APIS",
     "Aarch64Plugin",
+    "BridgedView",
     "FeatureConfig",
     "FeatureConfigType",
     "NvidiaPlugin",
     "PluginType",
     "X8664Plugin",
-    "all_configs",
-    "supported_configs",
+    "plugin_apis",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("NAMESPACES", "PLUGIN_APIS"):
+        return getattr(plugins, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

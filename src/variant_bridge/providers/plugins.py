@@ -1,14 +1,15 @@
 """Variant provider plugins for the ``nvidia``, ``x86_64`` and ``aarch64`` namespaces.
 
-They implement variantlib 0.2.2's plugin protocol (:mod:`variant_bridge.providers.protocol`) and
+They implement variantlib's plugin protocol (:mod:`variant_bridge.providers.protocol`) and
 answer from the *bridged view* of the active environment instead of probing hardware on their own:
 ``$CONDA_PREFIX`` (its solved ``cuda-version``), ``CONDA_OVERRIDE_*``, the NVIDIA provider's
 ``NV_VARIANT_PROVIDER_FORCE_*`` and this machine, exactly as ``variant-bridge detect`` sees them
 (semantics.md §2-4). So a variant-aware installer run inside a conda or pixi environment ranks
 wheels as ``variant-bridge select`` does.
 
-Use them from a variant metadata file (``providers.nvidia.plugin-api``, see :data:`PLUGIN_APIS`)
-or through the ``variant_plugins`` entry points (entry name = namespace).
+Use them from a variant metadata file (``providers.nvidia.plugin-api``, see :func:`plugin_apis`)
+or through the ``variant_plugins`` entry points (entry name = namespace). The plugin classes share
+one :class:`BridgedView`, which holds the answers computed so far.
 
 A plugin never crashes the installer that calls it: when the environment cannot be read (an
 invalid ``CONDA_OVERRIDE_CUDA``, a ``CONDA_PREFIX`` that is not a prefix), the namespace supports
@@ -17,41 +18,31 @@ nothing, so the null or non-variant wheel wins, and one line saying why goes to 
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from variant_bridge.mappings import CpuTable, NvidiaTable
+    from variant_bridge.mappings import CpuTable, MappingTables, NvidiaTable
     from variant_bridge.providers.protocol import FeatureConfigType, PluginType
     from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
-    "NAMESPACES",
-    "PLUGIN_APIS",
+    "NAMESPACES",  # noqa: F822 - the tables' namespaces, resolved by __getattr__
+    "PLUGIN_APIS",  # noqa: F822 - likewise
     "Aarch64Plugin",
+    "BridgedView",
     "FeatureConfig",
     "NvidiaPlugin",
     "X8664Plugin",
-    "all_configs",
-    "supported_configs",
+    "plugin_apis",
 ]
 
-NAMESPACES = ("nvidia", "x86_64", "aarch64")
-
-PLUGIN_APIS: Mapping[str, str] = {
-    "nvidia": "variant_bridge.providers.plugins:NvidiaPlugin",
-    "x86_64": "variant_bridge.providers.plugins:X8664Plugin",
-    "aarch64": "variant_bridge.providers.plugins:Aarch64Plugin",
-}
-"""``providers.{namespace}.plugin-api`` values (also the ``variant_plugins`` entry points)."""
-
-# Variables that change the answer; the bridged view is cached per distinct set of them.
-_VARIABLE_PREFIXES = ("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_")
 _PREFIX_VARIABLE = "CONDA_PREFIX"
+# Answers kept per distinct set of relevant variables (a process rarely sees more than one).
+_MAX_VIEWS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,105 +59,110 @@ class FeatureConfig:
         return list(self.ordered_values)
 
 
-def _relevant(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        sorted(
-            (name, value)
-            for name, value in environ.items()
-            if name == _PREFIX_VARIABLE or name.startswith(_VARIABLE_PREFIXES)
-        )
-    )
+class BridgedView:
+    """What the active environment supports, as the plugins answer it.
+
+    The bridged view is computed once per distinct set of the variables that change it
+    (``CONDA_PREFIX`` and the tables' override variables), and a failure to read the
+    environment is reported once per namespace and reason: both are kept on this object.
+    """
+
+    def __init__(self, tables: MappingTables | None = None) -> None:
+        self._tables = tables
+        self._views: dict[tuple[tuple[str, str], ...], SupportedProperties | str] = {}
+        self._reported: set[tuple[str, str]] = set()
+
+    @property
+    def tables(self) -> MappingTables:
+        if self._tables is None:
+            from variant_bridge.mappings import load_tables
+
+            self._tables = load_tables()
+        return self._tables
+
+    def _relevant(self, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        names = {_PREFIX_VARIABLE}
+        for override in self.tables.overrides:
+            names |= {override.conda, override.provider or override.conda}
+        return tuple(sorted((k, v) for k, v in environ.items() if k in names))
+
+    def _view(self, environ: Mapping[str, str]) -> SupportedProperties | str:
+        """The supported properties for *environ*, or why they could not be computed."""
+        key = self._relevant(environ)
+        if key not in self._views:
+            if len(self._views) >= _MAX_VIEWS:
+                del self._views[next(iter(self._views))]
+            self._views[key] = self._compute(dict(key))
+        return self._views[key]
+
+    def _compute(self, variables: dict[str, str]) -> SupportedProperties | str:
+        from variant_bridge.detect import detect_environment
+        from variant_bridge.errors import VariantBridgeError
+        from variant_bridge.translate import supported_properties
+
+        try:
+            env = detect_environment(env=variables)
+            # policy None: toolkit whenever the prefix has a solved cuda-version (semantics.md §3).
+            return supported_properties(env, tables=self.tables)
+        except VariantBridgeError as e:
+            return str(e) or type(e).__name__
+        except (
+            Exception
+        ) as e:  # an installer must never die of our detection: report, answer nothing
+            return f"unexpected {type(e).__name__}: {e}"
+
+    def supported_configs(
+        self, namespace: str, *, environ: Mapping[str, str] | None = None
+    ) -> list[FeatureConfig]:
+        """What the active environment supports in *namespace*, most preferred first.
+
+        :param environ: the process environment to read ``CONDA_PREFIX`` and the override
+            variables from; ``None``: :data:`os.environ`.
+        :returns: an empty list when the namespace is unsupported or the environment cannot be
+            read (then one ``variant-bridge provider {namespace}: ...`` line goes to stderr).
+        """
+        view = self._view(os.environ if environ is None else environ)
+        if isinstance(view, str):
+            if (namespace, view) not in self._reported:
+                self._reported.add((namespace, view))
+                print(
+                    f"variant-bridge provider {namespace}: {view}; no {namespace} variant is "
+                    "supported, so the null or non-variant wheel wins",
+                    file=sys.stderr,
+                )
+            return []
+        nvidia = self.tables.nvidia
+        return [
+            FeatureConfig(f.feature, f.values, _multi_value(nvidia, namespace, f.feature))
+            for f in view.features
+            if f.namespace == namespace and f.values
+        ]
+
+    def all_configs(self, namespace: str) -> list[FeatureConfig]:
+        """Every valid feature and value of *namespace*, from the mapping tables and archspec.
+
+        :raises ValueError: for a namespace these plugins do not provide.
+        """
+        if namespace == self.tables.nvidia.namespace:
+            return _nvidia_all(self.tables.nvidia)
+        cpu = self.tables.cpu(namespace)
+        if cpu is None:
+            raise ValueError(f"no variant-bridge plugin for namespace {namespace!r}")
+        return _cpu_all(cpu)
 
 
-@functools.lru_cache(maxsize=8)
-def _bridged_view(variables: tuple[tuple[str, str], ...]) -> SupportedProperties | str:
-    """The supported properties for these variables, or why they could not be computed."""
-    from variant_bridge.detect import detect_environment
-    from variant_bridge.errors import VariantBridgeError
-    from variant_bridge.translate import supported_properties
-
-    try:
-        env = detect_environment(env=dict(variables))
-        # policy None: toolkit whenever the prefix has a solved cuda-version (semantics.md §3).
-        return supported_properties(env)
-    except VariantBridgeError as e:
-        return str(e) or type(e).__name__
-    except Exception as e:  # an installer must never die of our detection: report, answer nothing
-        return f"unexpected {type(e).__name__}: {e}"
-
-
-# (namespace, reason) pairs already reported, so one process prints each failure once.
-_reported: set[tuple[str, str]] = set()
-
-
-def _multi_value(namespace: str, feature: str) -> bool:
-    if namespace != "nvidia":
-        return False
-    from variant_bridge.mappings import load_tables
-
-    spec = load_tables().nvidia.feature(feature)
+def _multi_value(table: NvidiaTable, namespace: str, feature: str) -> bool:
+    spec = table.feature(feature) if namespace == table.namespace else None
     return spec is not None and spec.multi_value
 
 
-def supported_configs(
-    namespace: str, *, environ: Mapping[str, str] | None = None
-) -> list[FeatureConfig]:
-    """What the active environment supports in *namespace*, most preferred first.
-
-    :param environ: the process environment to read ``CONDA_PREFIX``, ``CONDA_OVERRIDE_*`` and
-        ``NV_VARIANT_PROVIDER_FORCE_*`` from; ``None``: :data:`os.environ`.
-    :returns: an empty list when the namespace is unsupported or the environment cannot be
-        read (then one ``variant-bridge provider {namespace}: ...`` line goes to stderr).
-    """
-    view = _bridged_view(_relevant(os.environ if environ is None else environ))
-    if isinstance(view, str):
-        if (namespace, view) not in _reported:
-            _reported.add((namespace, view))
-            print(
-                f"variant-bridge provider {namespace}: {view}; no {namespace} variant is "
-                "supported, so the null or non-variant wheel wins",
-                file=sys.stderr,
-            )
-        return []
-    return [
-        FeatureConfig(f.feature, f.values, _multi_value(namespace, f.feature))
-        for f in view.features
-        if f.namespace == namespace and f.values
-    ]
-
-
-def all_configs(namespace: str) -> list[FeatureConfig]:
-    """Every valid feature and value of *namespace*, from the mapping tables and archspec.
-
-    :raises ValueError: for a namespace these plugins do not provide.
-    """
-    from variant_bridge.mappings import load_tables
-
-    tables = load_tables()
-    if namespace == tables.nvidia.namespace:
-        return _nvidia_all(tables.nvidia)
-    cpu = tables.cpu(namespace)
-    if cpu is None:
-        raise ValueError(f"no variant-bridge plugin for namespace {namespace!r}")
-    return _cpu_all(cpu)
-
-
 def _nvidia_all(table: NvidiaTable) -> list[FeatureConfig]:
-    majors, minors = table.driver_majors, table.driver_minors
-    versions: list[str] = []
-    for major in range(majors.high, majors.low - 1, -1):
-        versions += [f"{major}.{minor}" for minor in range(minors.high, minors.low - 1, -1)]
-        versions.append(str(major))
-    arches = [
-        f"{major}{minor}"
-        for major in range(table.arch_majors.high, table.arch_majors.low - 1, -1)
-        for minor in range(table.arch_minors.high, table.arch_minors.low - 1, -1)
-    ]
-    sm_values = [f"{a}_real" for a in arches] + [f"{a}_virtual" for a in arches]
+    from variant_bridge.translate.cuda import vocabulary
+
     return [
         FeatureConfig(
             feature.name,
-            tuple(sm_values if feature.rule == "sm_arch" else versions),
+            tuple(text for text, _ in vocabulary(table, feature)),
             feature.multi_value,
         )
         for feature in table.features
@@ -174,31 +170,11 @@ def _nvidia_all(table: NvidiaTable) -> list[FeatureConfig]:
 
 
 def _cpu_all(table: CpuTable) -> list[FeatureConfig]:
-    import archspec.cpu
+    from variant_bridge.translate.microarchitectures import flag_features, generation_values
 
-    from variant_bridge.properties import FEATURE_RE
-
-    family = [t for t in archspec.cpu.TARGETS.values() if t.family.name == table.archspec_family]
-    cap = archspec.cpu.TARGETS.get(table.archspec_name(table.max_value))
-    # Generic microarchitectures up to the provider's maximum, newest first.
-    generics = sorted(
-        (t for t in family if t.vendor == "generic" and (cap is None or cap not in t.ancestors)),
-        key=lambda t: -len(t.ancestors),
-    )
-    generations = _unique(table.value_for(t.name) for t in generics)
-    known = {flag for t in family for flag in t.features}
-    flags = _unique(
-        (
-            *table.flag_order,
-            *sorted(f for f in known if FEATURE_RE.fullmatch(f) and f != table.generation_feature),
-        )
-    )
+    generations = generation_values(table)
     configs = [FeatureConfig(table.generation_feature, generations)] if generations else []
-    return configs + [FeatureConfig(flag, (table.flag_value,)) for flag in flags]
-
-
-def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v for v in values if v is not None))
+    return configs + [FeatureConfig(flag, (table.flag_value,)) for flag in flag_features(table)]
 
 
 class _BridgePlugin:
@@ -207,14 +183,15 @@ class _BridgePlugin:
 
     namespace: ClassVar[str]
     all_properties_compatible: ClassVar[bool] = False  # the answer depends on the machine
+    view: ClassVar[BridgedView] = BridgedView()
 
     @classmethod
     def get_all_configs(cls) -> list[FeatureConfigType]:
-        return list(all_configs(cls.namespace))
+        return list(cls.view.all_configs(cls.namespace))
 
     @classmethod
     def get_supported_configs(cls) -> list[FeatureConfigType]:
-        return list(supported_configs(cls.namespace))
+        return list(cls.view.supported_configs(cls.namespace))
 
 
 class NvidiaPlugin(_BridgePlugin):
@@ -234,6 +211,29 @@ class Aarch64Plugin(_BridgePlugin):
     """``aarch64``: architecture version and CPU flags from ``__archspec``."""
 
     namespace = "aarch64"
+
+
+_PLUGINS: tuple[type[_BridgePlugin], ...] = (NvidiaPlugin, X8664Plugin, Aarch64Plugin)
+
+
+def plugin_apis(tables: MappingTables | None = None) -> dict[str, str]:
+    """``providers.{namespace}.plugin-api`` values (also the ``variant_plugins`` entry points),
+    for the namespaces of the tables that these plugins answer (nvidia and the CPU tables)."""
+    if tables is None:
+        from variant_bridge.mappings import load_tables
+
+        tables = load_tables()
+    by_namespace = {plugin.namespace: plugin for plugin in _PLUGINS}
+    namespaces = (tables.nvidia.namespace, *(t.namespace for t in tables.cpus))
+    return {ns: f"{__name__}:{by_namespace[ns].__name__}" for ns in namespaces}
+
+
+def __getattr__(name: str) -> object:
+    if name == "PLUGIN_APIS":
+        return plugin_apis()
+    if name == "NAMESPACES":
+        return tuple(plugin_apis())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if TYPE_CHECKING:

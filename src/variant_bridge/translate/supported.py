@@ -2,19 +2,35 @@
 
 This is the input of PEP 825 ranking and the output of provider plugins' ``get_supported_configs``:
 namespaces in priority order, each with features in priority order, each with values most
-preferred first. A namespace can also be listed as *unsupported* with the reason why, so selection
-can explain a rejection ("no __cuda: no NVIDIA driver detected").
+preferred first. A namespace can also be listed as *unsupported* with the reason why. The forward
+translation also records what it derived the values from (:class:`Bound` per nvidia feature, the
+microarchitecture of a CPU namespace, the installed distributions of ``abi_dependency``), so that
+:func:`~variant_bridge.translate.explain_unsupported` words a rejection without recomputing
+(semantics.md §3-5).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
 
-from variant_bridge.environment import CudaPolicy
+from variant_bridge.environment import CudaPolicy, Toolkit, VirtualPackage
 from variant_bridge.properties import VariantFeature, VariantProperty
 
-__all__ = ["SupportedFeature", "SupportedProperties"]
+__all__ = [
+    "AbiBasis",
+    "Basis",
+    "Bound",
+    "CpuBasis",
+    "Limit",
+    "NvidiaBasis",
+    "NvidiaValue",
+    "SupportedFeature",
+    "SupportedProperties",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +49,96 @@ class SupportedFeature:
 
 
 @dataclass(frozen=True, slots=True)
+class NvidiaValue:
+    """An ``nvidia`` property value, read: ``12.8`` -> (version, 12, 8); ``90_real`` -> (real,
+    9, 0)."""
+
+    kind: Literal["version", "real", "virtual"]
+    major: int
+    minor: int
+
+    @property
+    def version(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+
+class Limit(enum.Enum):
+    """What one :class:`Bound` compares a value with."""
+
+    DRIVER_AT_LEAST = "the driver runs at least the value"  # lower bounds: value <= __cuda
+    TOOLKIT_MAJOR = "the toolkit's CUDA major"  # lower bounds, toolkit policy
+    TOOLKIT_AT_LEAST = "the toolkit is at least the value"  # lower bounds, toolkit policy
+    DRIVER_BELOW = "the driver is below the value"  # upper bounds: value > __cuda
+    TOOLKIT_BELOW = "the toolkit is below the value"  # upper bounds, toolkit policy
+    GPU_AT_LEAST = "the GPU is at least the value"  # sm_arch: value <= __cuda_arch
+    GPU_GENERATION = "SASS of the GPU's generation"  # sm_arch real: the GPU's major
+    GPU_PTX = "PTX of the GPU's generation"  # sm_arch virtual: exactly {major}0_virtual
+    NO_GPU = "no __cuda_arch"
+    GPU_UNREADABLE = "__cuda_arch is not a compute capability"
+    GPU_TOO_OLD = "__cuda_arch is below the lowest the provider ranks"
+
+
+_ADMITS: Mapping[Limit, Callable[[NvidiaValue, tuple[int, int]], bool]] = MappingProxyType(
+    {
+        Limit.DRIVER_AT_LEAST: lambda v, limit: v.version <= limit,
+        Limit.TOOLKIT_MAJOR: lambda v, limit: v.major == limit[0],
+        Limit.TOOLKIT_AT_LEAST: lambda v, limit: v.version <= limit,
+        Limit.DRIVER_BELOW: lambda v, limit: v.version > limit,
+        Limit.TOOLKIT_BELOW: lambda v, limit: v.version > limit,
+        Limit.GPU_AT_LEAST: lambda v, limit: v.version <= limit,
+        Limit.GPU_GENERATION: lambda v, limit: v.kind != "real" or v.major == limit[0],
+        Limit.GPU_PTX: lambda v, limit: v.kind != "virtual" or v.version == (limit[0], 0),
+        Limit.NO_GPU: lambda v, limit: False,
+        Limit.GPU_UNREADABLE: lambda v, limit: False,
+        Limit.GPU_TOO_OLD: lambda v, limit: False,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One rule the values of an nvidia feature had to meet, and the fact it came from.
+
+    The forward translation lists the values every bound admits; an explanation names the first
+    bound a value fails (semantics.md §3).
+    """
+
+    limit: Limit
+    version: tuple[int, int] = (0, 0)
+    """The fact's ``major.minor`` (the lowest ranked GPU for :attr:`Limit.GPU_TOO_OLD`)."""
+    fact: VirtualPackage | Toolkit | None = None
+
+    def admits(self, value: NvidiaValue) -> bool:
+        return _ADMITS[self.limit](value, self.version)
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaBasis:
+    """The bounds of each nvidia feature (also of a feature left with no value)."""
+
+    bounds: Mapping[str, tuple[Bound, ...]] = field(hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CpuBasis:
+    """The ``__archspec`` a CPU namespace's values come from."""
+
+    microarchitecture: VirtualPackage
+
+
+@dataclass(frozen=True, slots=True)
+class AbiBasis:
+    """``abi_dependency`` feature -> what provides it (``torch 2.9.1 (PyPI)``)."""
+
+    installed: Mapping[str, str] = field(hash=False)
+
+
+Basis = NvidiaBasis | CpuBasis | AbiBasis
+
+_NO_BASES: Mapping[str, Basis] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class SupportedProperties:
     """Supported features in priority order, plus namespaces known to be unsupported."""
 
@@ -43,6 +149,10 @@ class SupportedProperties:
     """Remarks worth showing a user (e.g. the lowest GPU was used where a provider would not)."""
     policy: CudaPolicy | None = None
     """The CUDA policy the values were derived with (decided once, by ``supported_properties``)."""
+    bases: Mapping[str, Basis] = field(
+        default_factory=lambda: _NO_BASES, hash=False, compare=False, repr=False
+    )
+    """Namespace -> what its values were derived from (read by ``explain_unsupported``)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -100,4 +210,5 @@ class SupportedProperties:
             self.unsupported + tuple(u for u in other.unsupported if u[0] not in mine),
             self.notes + other.notes,
             self.policy,
+            MappingProxyType({**other.bases, **self.bases}),
         )

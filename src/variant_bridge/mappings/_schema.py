@@ -1,0 +1,390 @@
+"""Decoded YAML -> the frozen tables: each rule type declared as a record of readers.
+
+In the style of packaging's ``pylock.py`` (``_get``/``_get_required`` and a ``_from_dict`` per
+type): ``record`` (:mod:`~variant_bridge.mappings._reading`) declares a type's keys with a reader
+each, and a problem carries its key path, built up as it propagates (``features`` + ``sm_arch`` +
+``rule``). Unlike pylock, reading goes on after a problem, so one
+:class:`~variant_bridge.errors.MappingTableError` lists every problem as
+``file: key.path: message``. platform.yaml's readers are in ``_platform_schema``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.mappings._platform_schema import platform_table
+from variant_bridge.mappings._reading import (
+    CONDA_NAME_RE,
+    Invalid,
+    Opt,
+    Problems,
+    Reader,
+    boolean,
+    conda_name,
+    fail,
+    feature_name,
+    fields,
+    got,
+    int_range,
+    kind_of,
+    listed,
+    major_minor,
+    mapping,
+    namespace,
+    optional,
+    overrides,
+    property_value,
+    record,
+    schema_version,
+    strings,
+    template,
+    text,
+    virtual_package,
+)
+from variant_bridge.mappings.tables import (
+    CpuTable,
+    MappingTables,
+    NameMapping,
+    NameTable,
+    NvidiaFeature,
+    NvidiaTable,
+    OverrideVariable,
+)
+from variant_bridge.properties import FEATURE_RE
+
+__all__ = ["CPU_TABLE_FILES", "NVIDIA_RULES", "TABLE_FILES", "tables_from_documents"]
+
+TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
+CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
+
+# Each built-in rule parses values into these kinds; spec templates may be keyed by kind.
+NVIDIA_RULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "cuda_lower_bound": ("version",),
+        "cuda_upper_bound": ("version",),
+        "sm_arch": ("real", "virtual"),
+    }
+)
+
+
+# --------------------------------------------------------------------------------------------
+# nvidia.yaml
+# --------------------------------------------------------------------------------------------
+
+_spec_templates = listed(
+    template(
+        {"value", "major", "minor", "next_major"},
+        # "<package> <version spec>": the shape whose version parts can be OR-ed with "|".
+        shape=re.compile(r"[a-z0-9_][a-z0-9._-]* \S+"),
+        shape_text="'<package> <version spec>' (no build, no spaces in the version)",
+    ),
+    "spec templates",
+)
+
+
+def _feature_specs(value: Any) -> tuple[str, ...] | dict[str, tuple[str, ...]]:
+    """One template list for every value kind, or one per kind (``real:``, ``virtual:``)."""
+    if isinstance(value, list):
+        return _spec_templates(value)
+    return mapping(lambda _, v: _spec_templates(v))(value)
+
+
+def _nvidia_feature(name: str, value: Any) -> NvidiaFeature:
+    if FEATURE_RE.fullmatch(name) is None:
+        fail(f"invalid feature name {name!r}: must match {FEATURE_RE.pattern}")
+
+    def build(*, rule: str, multi_value: bool, virtual_package: str, specs: Any) -> NvidiaFeature:
+        kinds = NVIDIA_RULES[rule]
+        if isinstance(specs, tuple):
+            specs = dict.fromkeys(kinds, specs)
+        problems = Problems()
+        for kind in kinds:
+            if kind not in specs:
+                problems.add(f"specs.{kind}", "missing")
+        for kind in specs:
+            if kind not in kinds:
+                problems.add(f"specs.{kind}", f"unknown key (expected one of: {', '.join(kinds)})")
+        problems.done()
+        return NvidiaFeature(name, rule, multi_value, virtual_package, MappingProxyType(specs))  # type: ignore[arg-type]
+
+    return record(
+        build,
+        rule=text(choices=tuple(NVIDIA_RULES)),
+        multi_value=boolean,
+        virtual_package=virtual_package,
+        specs=_feature_specs,
+    )(value)
+
+
+def _nvidia_features(value: Any) -> tuple[NvidiaFeature, ...]:
+    features = mapping(_nvidia_feature)(value)
+    if not features:
+        fail("expected at least one feature")
+    rules = [f.rule for f in features.values()]
+    problems = Problems()
+    for i, feature in enumerate(features.values()):
+        if feature.rule in rules[:i]:
+            problems.add(f"{feature.name}.rule", f"rule {feature.rule!r} is used by two features")
+    problems.done()
+    return tuple(features.values())
+
+
+def _nvidia_table(
+    *,
+    schema: int,
+    namespace: str,
+    driver: Any,
+    toolkit: Any,
+    gpu: Any,
+    overrides: Any,
+    features: Any,
+) -> NvidiaTable:
+    return NvidiaTable(
+        namespace=namespace,
+        driver_package=driver["virtual_package"],
+        driver_majors=driver["majors"],
+        driver_minors=driver["minors"],
+        toolkit_packages=toolkit["packages"],
+        arch_package=gpu["virtual_package"],
+        arch_majors=gpu["majors"],
+        arch_minors=gpu["minors"],
+        lowest_arch=gpu["lowest"],
+        overrides=overrides,
+        features=features,
+    )
+
+
+_nvidia = record(
+    _nvidia_table,
+    schema=schema_version,
+    namespace=namespace,
+    driver=record(fields, virtual_package=virtual_package, majors=int_range, minors=int_range),
+    toolkit=record(fields, packages=strings(CONDA_NAME_RE, "a conda package name")),
+    gpu=record(
+        fields,
+        virtual_package=virtual_package,
+        majors=int_range,
+        minors=int_range,
+        lowest=major_minor,
+    ),
+    overrides=overrides,
+    features=_nvidia_features,
+)
+
+# --------------------------------------------------------------------------------------------
+# x86_64.yaml, aarch64.yaml
+# --------------------------------------------------------------------------------------------
+
+
+def _cpu_table(
+    *,
+    schema: int,
+    namespace: str,
+    archspec_family: str,
+    virtual_package: str,
+    overrides: tuple[OverrideVariable, ...],
+    generation: dict[str, Any],
+    flags: dict[str, Any],
+    specs: dict[str, str],
+    metapackage: str | None,
+) -> CpuTable:
+    if generation["feature"] in flags["order"]:
+        fail(f"{generation['feature']!r} is the generation feature, not a flag", "flags.order")
+    return CpuTable(
+        namespace=namespace,
+        archspec_family=archspec_family,
+        virtual_package=virtual_package,
+        generation_feature=generation["feature"],
+        base_value=generation["base"]["value"],
+        base_archspec=generation["base"]["archspec"],
+        archspec_template=generation["archspec_template"],
+        max_value=generation["max"],
+        flag_value=flags["value"],
+        flag_order=flags["order"],
+        rattler_spec=specs["rattler"],
+        conda_spec=specs["conda"],
+        conda_quoted_spec=specs["conda_quoted"],
+        overrides=overrides,
+        metapackage=metapackage,
+    )
+
+
+_cpu = record(
+    _cpu_table,
+    schema=schema_version,
+    namespace=namespace,
+    archspec_family=text(expected="an archspec family name"),
+    virtual_package=virtual_package,
+    overrides=overrides,
+    generation=record(
+        fields,
+        feature=feature_name,
+        base=record(fields, value=property_value, archspec=text(expected="an archspec name")),
+        archspec_template=template({"value"}, required={"value"}),
+        max=property_value,
+    ),
+    flags=record(
+        fields,
+        value=property_value,
+        order=strings(FEATURE_RE, "a feature name", allow_empty=True),
+    ),
+    specs=record(
+        fields,
+        rattler=template({"names"}, required={"names"}),
+        conda=template({"name"}, required={"name"}),
+        conda_quoted=template({"name"}, required={"name"}),
+    ),
+    metapackage=Opt(optional(conda_name)),
+)
+
+# --------------------------------------------------------------------------------------------
+# names.yaml
+# --------------------------------------------------------------------------------------------
+
+_PYPI_NAME_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_pypi_name = text(_PYPI_NAME_RE, "a PyPI name")
+_PypiNames = tuple[tuple[int | None, str], ...]
+
+
+def _pypi_names(value: Any) -> _PypiNames:
+    """``name`` for every CUDA major, or ``{cuda major: name or [names]}``."""
+    if isinstance(value, str):
+        return ((None, _pypi_name(value)),)
+    if not isinstance(value, Mapping) or not value:
+        fail(f"expected a PyPI name or {{cuda major: name or [names]}}, got {got(value)}")
+    problems = Problems()
+    result: list[tuple[int | None, str]] = []
+    for major, names in value.items():
+        if isinstance(major, bool) or not isinstance(major, int) or major < 1:
+            problems.add(str(major), f"expected a CUDA major (an integer) as key, got {major!r}")
+            continue
+        read = _pypi_name if isinstance(names, str) else strings(_PYPI_NAME_RE, "a PyPI name")
+        listed = problems.read(str(major), names, read)
+        if listed is not None:
+            result += [(major, name) for name in ((listed,) if isinstance(listed, str) else listed)]
+    problems.done()
+    return tuple(result)
+
+
+def _package(value: Any) -> tuple[NameMapping, ...]:
+    # Which placeholders `requires` may use depends on the PyPI names (their problems are the
+    # record's to report).
+    pypi = Problems().read(
+        "", value.get("pypi") if isinstance(value, Mapping) else None, _pypi_names
+    )
+    per_major = bool(pypi) and all(major is not None for major, _ in pypi or ())
+
+    def build(
+        *, conda: str, kind: str, pypi: _PypiNames, also_conda: tuple[str, ...], build: str | None,
+        requires: tuple[str, ...],
+    ) -> tuple[NameMapping, ...]:  # fmt: skip
+        return tuple(
+            NameMapping(
+                pypi=canonicalize_name(name),
+                conda=conda,
+                kind=kind,  # type: ignore[arg-type]
+                cuda_major=major,
+                build=build,
+                requires=tuple(t.format(cuda_major=major) for t in requires),
+                also_conda=also_conda,
+            )
+            for major, name in pypi
+        )
+
+    return record(
+        build,
+        conda=conda_name,
+        kind=text(choices=("cuda-library", "cuda-meta", "python")),
+        pypi=_pypi_names,
+        also_conda=Opt(strings(CONDA_NAME_RE, "a conda package name"), ()),
+        build=Opt(optional(text(expected="a build-string glob"))),
+        requires=Opt(listed(template({"cuda_major"} if per_major else ()), "conda specs"), ()),
+    )(value)
+
+
+def _packages(value: Any) -> tuple[NameMapping, ...]:
+    if not isinstance(value, list) or not value:
+        fail(f"expected a non-empty list of packages, got {got(value)}")
+    problems = Problems()
+    owner: dict[str, str] = {}
+    entries: list[NameMapping] = []
+    for i, item in enumerate(value):
+        # PyPI names are compared even in otherwise broken entries.
+        pypi = item.get("pypi") if isinstance(item, Mapping) else None
+        for major, name in Problems().read("", pypi, _pypi_names) or ():
+            canonical = canonicalize_name(name)
+            if canonical in owner:
+                where = f"[{i}]" if major is None else f"[{i}].pypi.{major}"
+                problems.add(where, f"PyPI name {name!r} is already mapped by {owner[canonical]}")
+            owner.setdefault(canonical, f"packages[{i}]")
+        entries += problems.read(f"[{i}]", item, _package) or ()
+    problems.done()
+    return tuple(entries)
+
+
+_names = record(
+    lambda *, schema, abi_dependency, packages: NameTable(
+        packages, abi_dependency["namespace"], abi_dependency["spec"]
+    ),
+    schema=schema_version,
+    abi_dependency=record(
+        fields,
+        namespace=namespace,
+        spec=template({"conda", "version"}, required={"conda", "version"}),
+    ),
+    packages=_packages,
+)
+
+# --------------------------------------------------------------------------------------------
+# All tables
+# --------------------------------------------------------------------------------------------
+
+
+def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None, list[str]]:
+    """The tables from decoded YAML (file name -> document), or every problem found."""
+    problems = [
+        f"{name}: unexpected table (expected {', '.join(TABLE_FILES)})"
+        for name in raw
+        if name not in TABLE_FILES
+    ]
+    for name in TABLE_FILES:
+        if name not in raw:
+            problems.append(f"{name}: missing")
+        elif not isinstance(raw[name], Mapping):
+            problems.append(
+                f"{name}: expected a mapping at the top level, got {kind_of(raw[name])}"
+            )
+    families = {
+        doc["archspec_family"]
+        for name in CPU_TABLE_FILES
+        if isinstance(doc := raw.get(name), Mapping) and isinstance(doc.get("archspec_family"), str)
+    }
+    readers: dict[str, Reader] = {
+        "nvidia.yaml": _nvidia,
+        "x86_64.yaml": _cpu,
+        "aarch64.yaml": _cpu,
+        "platform.yaml": platform_table(families),
+        "names.yaml": _names,
+    }
+    read: dict[str, Any] = {}
+    for name, reader in readers.items():
+        if isinstance(raw.get(name), Mapping):
+            try:
+                read[name] = reader(raw[name])
+            except Invalid as e:
+                problems += [f"{name}: {path}: {message}" for path, message in e.problems]
+    spaces = [t.namespace for t in read.values() if isinstance(t, (NvidiaTable, CpuTable))]
+    spaces += [t.abi_namespace for t in read.values() if isinstance(t, NameTable)]
+    problems += [
+        f"namespace {ns!r} is defined by more than one table"
+        for ns in sorted({s for s in spaces if spaces.count(s) > 1})
+    ]
+    if problems or len(read) != len(TABLE_FILES):
+        return None, problems
+    cpus = tuple(read[name] for name in CPU_TABLE_FILES)
+    return MappingTables(read["nvidia.yaml"], cpus, read["platform.yaml"], read["names.yaml"]), []

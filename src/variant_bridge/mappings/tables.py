@@ -1,0 +1,332 @@
+"""The mapping tables as frozen values: what each YAML file says, with its lookups built once.
+
+Read by :mod:`variant_bridge.mappings._schema` (which checks every key) and consumed by the
+translator, platform tags, detection, the uv settings and the provider plugins: the tables are the
+one place that names subdirs, architectures, platform-tag aliases, override variables and
+namespaces (docs/semantics.md §1-6).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.properties import VALUE_RE
+
+__all__ = [
+    "CpuTable",
+    "IntRange",
+    "MappingTables",
+    "NameKind",
+    "NameMapping",
+    "NameTable",
+    "NvidiaFeature",
+    "NvidiaRule",
+    "NvidiaTable",
+    "OperatingSystem",
+    "OverrideVariable",
+    "PlatformTable",
+    "PlatformTagRule",
+    "SubdirInfo",
+    "TagAlias",
+]
+
+NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
+NameKind = Literal["cuda-library", "cuda-meta", "python"]
+
+_PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class IntRange:
+    """An inclusive range of integers, e.g. CUDA majors 11..15."""
+
+    low: int
+    high: int
+
+    def __contains__(self, number: object) -> bool:
+        return isinstance(number, int) and self.low <= number <= self.high
+
+    def __str__(self) -> str:
+        return f"{self.low}..{self.high}"
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideVariable:
+    """Environment variables that override one virtual package, in both worlds."""
+
+    virtual_package: str
+    conda: str
+    provider: str | None = None
+    """The wheel-variant provider's own variable for the same fact, if it has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaFeature:
+    """One ``nvidia`` feature: its value rule and reverse spec templates per value kind."""
+
+    name: str
+    rule: NvidiaRule
+    multi_value: bool
+    virtual_package: str
+    specs: Mapping[str, tuple[str, ...]] = field(hash=False)
+    """Value kind (``version``; ``real`` / ``virtual`` for ``sm_arch``) -> spec templates."""
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaTable:
+    """``nvidia.yaml``."""
+
+    namespace: str
+    driver_package: str
+    driver_majors: IntRange
+    driver_minors: IntRange
+    toolkit_packages: tuple[str, ...]
+    arch_package: str
+    arch_majors: IntRange
+    arch_minors: IntRange
+    lowest_arch: tuple[int, int]
+    overrides: tuple[OverrideVariable, ...]
+    features: tuple[NvidiaFeature, ...]
+    """In the provider's priority order."""
+    _by_name: Mapping[str, NvidiaFeature] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name = {f.name: f for f in self.features}
+        object.__setattr__(self, "_by_name", MappingProxyType(by_name))
+
+    def feature(self, name: str) -> NvidiaFeature | None:
+        return self._by_name.get(name)
+
+    def override(self, virtual_package: str) -> OverrideVariable:
+        """The override pair of ``__cuda`` or ``__cuda_arch`` (the schema requires both)."""
+        return next(o for o in self.overrides if o.virtual_package == virtual_package)
+
+
+@dataclass(frozen=True, slots=True)
+class CpuTable:
+    """``x86_64.yaml`` / ``aarch64.yaml``: a CPU namespace over archspec's database."""
+
+    namespace: str
+    archspec_family: str
+    virtual_package: str
+    generation_feature: str
+    """The ordered feature (``level``, ``version``)."""
+    base_value: str
+    base_archspec: str
+    archspec_template: str
+    """Maps any other value to archspec's generic name, e.g. ``x86_64_{value}``."""
+    max_value: str
+    flag_value: str
+    flag_order: tuple[str, ...]
+    """The provider's preference order of flag features (ordering policy only)."""
+    rattler_spec: str
+    conda_spec: str
+    conda_quoted_spec: str
+    """:attr:`conda_spec` for names that are not plain build strings (``armv8.1a``)."""
+    overrides: tuple[OverrideVariable, ...] = ()
+    metapackage: str | None = None
+
+    def conda_alternative(self, name: str) -> str:
+        """The enumerated spec that accepts exactly microarchitecture *name*."""
+        template = self.conda_spec if _PLAIN_BUILD_RE.fullmatch(name) else self.conda_quoted_spec
+        return template.format(name=name)
+
+    def archspec_name(self, value: str) -> str:
+        """archspec's generic name for a generation value (``v3`` -> ``x86_64_v3``)."""
+        if value == self.base_value:
+            return self.base_archspec
+        return self.archspec_template.format(value=value)
+
+    def value_for(self, archspec_name: str) -> str | None:
+        """The generation value for an archspec generic name, or ``None`` if it has none."""
+        if archspec_name == self.base_archspec:
+            return self.base_value
+        prefix, _, suffix = self.archspec_template.partition("{value}")
+        if (
+            archspec_name.startswith(prefix)
+            and archspec_name.endswith(suffix)
+            and len(archspec_name) > len(prefix) + len(suffix)
+        ):
+            value = archspec_name[len(prefix) : len(archspec_name) - len(suffix)]
+            return value if VALUE_RE.fullmatch(value) else None
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SubdirInfo:
+    """One conda subdir from ``platform.yaml``."""
+
+    subdir: str
+    os: str
+    system: str
+    """What ``platform.system()`` reports there (``Linux``, ``Darwin``, ``Windows``)."""
+    machines: tuple[str, ...]
+    """What ``platform.machine()`` reports there, lower-cased."""
+    arch: str
+    """The CPU architecture's name in messages (``x86_64`` for ``win-64`` too)."""
+    cpu_family: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingSystem:
+    """One OS (a subdir prefix): its name in messages and its version overrides."""
+
+    name: str
+    overrides: tuple[OverrideVariable, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TagAlias:
+    """A legacy platform tag name and the PEP 600 tag it means (``manylinux2014``)."""
+
+    name: str
+    tag: str
+    """The PEP 600 prefix it stands for, e.g. ``manylinux_2_17``."""
+    arches: frozenset[str] | None
+    """Architectures the legacy name was defined for; ``None``: every one."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformTagRule:
+    """How one family of wheel platform tags maps to conda (``manylinux_X_Y`` -> ``__glibc``)."""
+
+    name: str
+    pattern: str
+    os: str | None
+    libc: str | None
+    virtual_package: str | None
+    arches: Mapping[str, tuple[str, ...]] | None = field(hash=False)
+    """Tag architecture -> subdirs; ``None``: any subdir (of :attr:`os`, when set)."""
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern))
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformTable:
+    """``platform.yaml``."""
+
+    subdirs: Mapping[str, SubdirInfo] = field(hash=False)
+    operating_systems: Mapping[str, OperatingSystem] = field(hash=False)
+    """OS -> its name and overrides; CEP 30 applies them only to subdirs of that OS."""
+    tag_aliases: Mapping[str, TagAlias] = field(hash=False)
+    """Legacy tag name (``manylinux2014``) -> what it means."""
+    tag_rules: tuple[PlatformTagRule, ...]
+    """Tried in order."""
+    _hosts: Mapping[tuple[str, str], str] = field(init=False, repr=False, compare=False)
+    _tag_arches: Mapping[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hosts: dict[tuple[str, str], str] = {}
+        for info in self.subdirs.values():
+            for machine in info.machines:
+                hosts.setdefault((info.system, machine), info.subdir)
+        # A subdir's tag architecture: the first one a rule of its OS lists it under.
+        tag_arches: dict[str, str] = {}
+        for rule in self.tag_rules:
+            for arch, subdirs in (rule.arches or {}).items():
+                for subdir in subdirs:
+                    tag_arches.setdefault(subdir, arch)
+        object.__setattr__(self, "_hosts", MappingProxyType(hosts))
+        object.__setattr__(self, "_tag_arches", MappingProxyType(tag_arches))
+
+    def host_subdir(self, system: str, machine: str) -> str | None:
+        """The subdir whose ``system`` and ``machines`` match ``platform.system()/machine()``."""
+        return self._hosts.get((system, machine.lower()))
+
+    def tag_arch(self, subdir: str) -> str | None:
+        """The architecture as wheel platform tags spell it (``win-64`` -> ``amd64``)."""
+        return self._tag_arches.get(subdir)
+
+
+@dataclass(frozen=True, slots=True)
+class NameMapping:
+    """One PyPI distribution and the conda-forge package that provides the same thing."""
+
+    pypi: str
+    """Canonical PyPI name (PEP 503)."""
+    conda: str
+    kind: NameKind
+    cuda_major: int | None = None
+    build: str | None = None
+    """A build-string glob that selects the matching conda build (``cuda*``)."""
+    requires: tuple[str, ...] = ()
+    """Extra conda specs the PyPI distribution implies (``cuda-version 12.*``)."""
+    also_conda: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NameTable:
+    """``names.yaml`` with lookups in both directions."""
+
+    entries: tuple[NameMapping, ...]
+    abi_namespace: str
+    abi_spec: str
+    _by_pypi: Mapping[str, NameMapping] = field(init=False, repr=False, compare=False)
+    _by_conda: Mapping[str, tuple[NameMapping, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_pypi: dict[str, NameMapping] = {}
+        by_conda: dict[str, list[NameMapping]] = {}
+        for entry in self.entries:
+            by_pypi.setdefault(entry.pypi, entry)
+            for conda_name in (entry.conda, *entry.also_conda):
+                by_conda.setdefault(conda_name, []).append(entry)
+        object.__setattr__(self, "_by_pypi", MappingProxyType(by_pypi))
+        object.__setattr__(
+            self, "_by_conda", MappingProxyType({k: tuple(v) for k, v in by_conda.items()})
+        )
+
+    def conda_for_pypi(self, name: str) -> NameMapping | None:
+        """The conda package for a PyPI name (any spelling: ``Nvidia_Cublas-CU12`` works)."""
+        return self._by_pypi.get(canonicalize_name(name))
+
+    def pypi_for_conda(self, name: str) -> tuple[NameMapping, ...]:
+        """The PyPI distributions a conda package provides (several: ``cupy``, ``jaxlib``)."""
+        return self._by_conda.get(name, ())
+
+
+@dataclass(frozen=True, slots=True)
+class MappingTables:
+    """All tables, validated."""
+
+    nvidia: NvidiaTable
+    cpus: tuple[CpuTable, ...]
+    platform: PlatformTable
+    names: NameTable
+    namespaces: tuple[str, ...] = field(init=False, compare=False)
+    """Every namespace the tables map, in the order supported properties list them."""
+    overrides: tuple[OverrideVariable, ...] = field(init=False, compare=False)
+    """Every override variable the tables know, one per conda variable (detection's order)."""
+    _cpu_by_namespace: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
+    _cpu_by_package: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        namespaces = (self.nvidia.namespace, *(t.namespace for t in self.cpus))
+        object.__setattr__(self, "namespaces", (*namespaces, self.names.abi_namespace))
+        seen: dict[str, OverrideVariable] = {}
+        groups = [self.nvidia.overrides, *(t.overrides for t in self.cpus)]
+        groups += [os.overrides for os in self.platform.operating_systems.values()]
+        for group in groups:
+            for o in group:
+                seen.setdefault(o.conda, o)
+        object.__setattr__(self, "overrides", tuple(seen.values()))
+        by_namespace = {t.namespace: t for t in self.cpus}
+        by_package = {t.virtual_package: t for t in reversed(self.cpus)}
+        object.__setattr__(self, "_cpu_by_namespace", MappingProxyType(by_namespace))
+        object.__setattr__(self, "_cpu_by_package", MappingProxyType(by_package))
+
+    def cpu(self, namespace: str) -> CpuTable | None:
+        """The CPU table of *namespace* (``x86_64``), or ``None``."""
+        return self._cpu_by_namespace.get(namespace)
+
+    def cpu_for_package(self, virtual_package: str) -> CpuTable | None:
+        """A CPU table whose facts come from *virtual_package* (``__archspec``), or ``None``."""
+        return self._cpu_by_package.get(virtual_package)
