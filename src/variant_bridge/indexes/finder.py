@@ -41,7 +41,7 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import findlinks, simple
 from variant_bridge.indexes.candidates import Candidate, IndexFile, PackageFiles
 from variant_bridge.indexes.download import download, fetch, url_to_path
-from variant_bridge.metadata.model import VariantMetadata
+from variant_bridge.metadata import VariantMetadata, merge_metadata, read_variant_json
 
 __all__ = ["find_candidates", "variants_json_name"]
 
@@ -301,8 +301,6 @@ def _choose_version(
 
 
 def _read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | None, list[str]]:
-    from variant_bridge.metadata import parse as metadata
-
     merged: VariantMetadata | None = None
     where: list[str] = []
     for file in files:
@@ -322,8 +320,8 @@ def _read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | 
                     f"hash mismatch for {file.filename} from {file.url}: expected sha256 "
                     f"{file.sha256}, got {actual}"
                 )
-        meta = metadata.read_variant_json(body, source=location)
-        merged = meta if merged is None else metadata.merge_metadata(merged, meta, source=location)
+        meta = read_variant_json(body, source=location)
+        merged = meta if merged is None else merge_metadata(merged, meta, source=location)
         where.append(location)
     return merged, where
 
@@ -364,7 +362,6 @@ def _complete_metadata(
 ) -> tuple[VariantMetadata | None, dict[str, str]]:
     """Read ``variant.json`` from one wheel per label *meta* lacks; return problems per label."""
     from variant_bridge.indexes import variant_files as metadata_io
-    from variant_bridge.metadata import parse as metadata
 
     known = set(meta.labels) if meta is not None else set()
     # Every wheel of a label carries the same variant.json (PEP 825), so one per label will do:
@@ -389,7 +386,7 @@ def _complete_metadata(
                 merged = (
                     wheel_meta
                     if meta is None
-                    else metadata.merge_metadata(meta, wheel_meta, source=location)
+                    else merge_metadata(meta, wheel_meta, source=location)
                 )
             except InvalidMetadata as e:
                 # One broken wheel makes its label unusable, not the whole release: selection

@@ -15,12 +15,11 @@ from pathlib import Path
 from variant_bridge.errors import InvalidMetadata
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.metadata.model import VariantMetadata
-from variant_bridge.metadata.parse import read_variant_json, single_variant
+from variant_bridge.metadata import read_variant_json, single_variant
 from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "VARIANT_JSON",
-    "load_variant_metadata",
     "read_dist_info_variant",
     "read_wheel_variant_metadata",
 ]
@@ -40,15 +39,6 @@ def _read_bytes(path: Path, what: str) -> bytes:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InvalidMetadata(f"{path}: cannot read {what}: {reason}") from error
-
-
-def load_variant_metadata(path: str | os.PathLike[str]) -> VariantMetadata:
-    """Read a ``variant.json`` or ``{name}-{version}-variants.json`` file.
-
-    :raises InvalidMetadata: naming *path*, when it cannot be read or is malformed.
-    """
-    file = Path(path)
-    return read_variant_json(_read_bytes(file, "variant metadata"), source=str(file))
 
 
 def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadata | None:
