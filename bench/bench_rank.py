@@ -29,7 +29,7 @@ from variantlib.models.variant import VariantProperty as VlProperty
 from variantlib.resolver.lib import sort_and_filter_supported_variants
 
 from variant_bridge.properties import NULL_LABEL, VariantDescription
-from variant_bridge.select import rank_variants
+from variant_bridge.ranking import Priorities, rank_variants
 from variant_bridge.translate.supported import SupportedProperties
 
 
@@ -53,6 +53,7 @@ SUPPORTED: dict[str, dict[str, list[str]]] = {
     },
 }
 NAMESPACES = ["nvidia", "x86_64"]
+PRIORITIES = Priorities(NAMESPACES)
 
 
 def make_variants(count: int, seed: int) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -120,7 +121,7 @@ def main() -> None:
 
     def ours_end_to_end() -> list[str]:
         descriptions = [VariantDescription.from_dict(p, label) for label, p in variants.items()]
-        ranked = rank_variants(descriptions, supported, namespace_priorities=NAMESPACES)
+        ranked = rank_variants(descriptions, supported, PRIORITIES)
         return [r.label for r in ranked if r.compatible]
 
     def theirs_end_to_end() -> list[str]:
@@ -139,7 +140,7 @@ def main() -> None:
     ]
 
     def ours_rank() -> list[str]:
-        ranked = rank_variants(ours_descriptions, supported, namespace_priorities=NAMESPACES)
+        ranked = rank_variants(ours_descriptions, supported, PRIORITIES)
         return [r.label for r in ranked if r.compatible]
 
     def theirs_rank() -> list[str]:
