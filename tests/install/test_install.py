@@ -5,16 +5,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from tests.jobs.conftest import choose
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
-from variant_bridge.install import find_uv, install, plan_install
-from variant_bridge.jobs.select import choose
+from variant_bridge.indexes import open_sources
+from variant_bridge.install import InstallPlan, Installer, find_uv, install
+from variant_bridge.jobs.install import plan
+from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import host_subdir
 
@@ -43,6 +47,20 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     make_wheel(root, "helperdep", "1.1")
     return root
+
+
+def plan_install(
+    choices: Sequence[PackageChoice],
+    *,
+    python: TargetPython,
+    installer: Installer | None = None,
+    find_links: Sequence[Path] = (),
+    index_urls: Sequence[str] = (),
+    platform: str | None = None,
+) -> InstallPlan:
+    """The install job's plan, from the find-links and index URLs the choices came from."""
+    sources = open_sources(find_links, index_urls)
+    return plan(choices, python=python, installer=installer, sources=sources, platform=platform)
 
 
 def _venv(path: Path, *, with_pip: bool) -> TargetPython:

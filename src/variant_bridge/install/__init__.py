@@ -29,10 +29,9 @@ from typing import Literal
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import InstallError
-from variant_bridge.indexes import Candidate
-from variant_bridge.indexes.download import download, file_sha256
-from variant_bridge.jobs.select import PackageChoice
+from variant_bridge.errors import HashMismatch, InstallError
+from variant_bridge.indexes import Candidate, Downloads, FindLinks, IndexSource, SimpleIndex
+from variant_bridge.indexes.download import file_sha256
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import host_subdir
 
@@ -101,35 +100,33 @@ class InstallPlan:
 
 
 def plan_install(
-    choices: Sequence[PackageChoice],
+    candidates: Sequence[Candidate],
     *,
     python: TargetPython,
     installer: Installer | None = None,
-    find_links: Sequence[str | os.PathLike[str]] = (),
-    index_urls: Sequence[str] = (),
+    sources: Sequence[IndexSource] = (),
     platform: str | None = None,
 ) -> InstallPlan:
-    """Check that everything needed to install is there; nothing runs yet.
+    """Check that everything needed to install *candidates* is there; nothing runs yet.
 
+    :param sources: where the installer resolves the remaining dependencies (find-links
+        locations and indexes, as the wheels were chosen from).
     :param platform: the conda platform the wheels were chosen for; it must be this machine's,
         where the target interpreter runs.
-
-    :raises InstallError: a package has no compatible wheel (every rejection listed), there is no
-        interpreter to install into, or the requested installer is missing.
+    :raises InstallError: there is no interpreter to install into, the wheels were chosen for
+        another platform, or the requested installer is missing.
     """
-    missing = [c for c in choices if c.selected is None]
-    if missing:
-        raise InstallError("; ".join(c.failure() for c in missing))
     if python.executable is None:
         raise InstallError(
             f"no interpreter to install into (target is {python}): pass --python PATH"
         )
-    if platform is not None and platform != host_subdir():
-        raise InstallError(
-            f"the wheels were chosen for {platform}, but {python.executable} runs on "
-            f"{host_subdir()}: install on a machine of that platform, or choose with "
-            f"--platform {host_subdir()}"
-        )
+    if platform is not None:
+        host = host_subdir()
+        if platform != host:
+            raise InstallError(
+                f"the wheels were chosen for {platform}, but {python.executable} runs on "
+                f"{host}: install on a machine of that platform, or choose with --platform {host}"
+            )
     if installer is None:
         installer = "uv" if find_uv() is not None else "pip"
     elif installer == "uv" and find_uv() is None:
@@ -137,14 +134,17 @@ def plan_install(
     return InstallPlan(
         installer,
         python,
-        tuple(c.selected for c in choices if c.selected is not None),
-        tuple(os.fspath(f) for f in find_links),
-        tuple(index_urls),
+        tuple(candidates),
+        tuple(s.location for s in sources if isinstance(s, FindLinks)),
+        tuple(s.url for s in sources if isinstance(s, SimpleIndex)),
     )
 
 
-def _stage(candidate: Candidate, downloads: Path, staging: Path) -> Path:
-    path = download(candidate, downloads)
+def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> Path:
+    try:
+        path = downloads.get(candidate)
+    except HashMismatch as e:  # nothing is installed: the installer has not run
+        raise InstallError(str(e)) from e
     try:
         with zipfile.ZipFile(path):
             pass
@@ -256,16 +256,19 @@ class InstallResult:
 
 
 def install(
-    plan: InstallPlan, *, dry_run: bool = False, cache_dir: Path | None = None
+    plan: InstallPlan, *, downloads: Downloads | None = None, dry_run: bool = False
 ) -> InstallResult:
     """Download and hash-check every wheel of *plan*, then run the installer once.
 
+    :param downloads: where the chosen wheels are (or are downloaded to); a wheel the command
+        already fetched there is not fetched again. ``None``: a temporary directory.
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
     :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
     assert plan.python.executable is not None  # plan_install() guarantees it
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
-        downloads = cache_dir if cache_dir is not None else Path(work) / "downloads"
+        if downloads is None:
+            downloads = Downloads(Path(work) / "downloads")
         staging = Path(work) / "staging"
         staging.mkdir()
         wheels = [_stage(c, downloads, staging) for c in plan.candidates]
