@@ -16,7 +16,7 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
 from variant_bridge.indexes import open_sources
-from variant_bridge.install import InstallPlan, Installer, find_uv, install
+from variant_bridge.install import Installer, InstallPlan, find_uv, install
 from variant_bridge.jobs.install import plan
 from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import TargetPython

@@ -30,4 +30,6 @@ def choose(
         fetch_chosen = downloads is not None
         if downloads is None:
             downloads = stack.enter_context(Downloads.temporary())
-        return select(parse_requests(requests), sources, target, downloads, fetch_chosen=fetch_chosen)
+        return select(
+            parse_requests(requests), sources, target, downloads, fetch_chosen=fetch_chosen
+        )

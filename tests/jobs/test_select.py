@@ -244,4 +244,25 @@ def test_a_damaged_file_blocks_only_when_it_could_win(
     else:
         (choice,) = choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
         assert choice.selected is not None
-        assert (corrupt, "not a readable wheel") in [(s.filename, s.reason[:20]) for s in choice.files.skipped]
+        assert (corrupt, "not a readable wheel") in [
+            (s.filename, s.reason[:20]) for s in choice.files.skipped
+        ]
+
+
+def test_no_file_is_downloaded_twice(tmp_path: Path) -> None:
+    # No variants.json and no PEP 658 metadata: every wheel is downloaded for its variant.json,
+    # and the chosen one is then read for its requirements and staged from that same copy.
+    make_release(tmp_path / "wheels", "gpupkg", "1.0",
+                 {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"], "null": []},
+                 variants_json=False, requires=["numpy>=1"])  # fmt: skip
+    with IndexServer(tmp_path / "wheels") as index:
+        downloads = Downloads(tmp_path / "downloads")
+        (choice,) = choose(
+            ["gpupkg"], env=_env("12.9"), python=PY, index_urls=[index.url], downloads=downloads
+        )
+        assert choice.selected is not None
+        assert choice.requirements == ("numpy>=1",)
+        fetched = index.paths_requested("/files/")
+        assert sorted(fetched) == sorted(set(fetched))  # each file once
+        assert downloads.get(choice.selected).is_file()  # what install stages from
+        assert index.paths_requested("/files/") == fetched  # ... without a second request
