@@ -169,6 +169,16 @@ def test_dry_run_installs_nothing(wheels: Path, tmp_path: Path) -> None:
     assert "gpupkg" not in _installed(target)
 
 
+def test_a_uv_dry_run_reinstalls_only_what_may_be_installed(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    planned = plan_install(choices, python=target, installer="uv", find_links=[wheels])
+    assert "--reinstall-package" not in install(planned, dry_run=True).command  # nothing there yet
+    install(planned)
+    dry = install(planned, dry_run=True)
+    assert dry.command[dry.command.index("--reinstall-package") + 1] == "gpupkg"
+
+
 def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_path: Path) -> None:
     version_only = TargetPython("3.12.7", source="--python")
     choices = choose(["gpupkg"], env=ENV, python=version_only, find_links=[wheels])
