@@ -13,7 +13,7 @@ import pytest
 import variant_bridge.ranking
 from variant_bridge.metadata.model import Provider, StaticFeature, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
-from variant_bridge.ranking import Priorities, RankedVariant, VariantRanker, rank_variants
+from variant_bridge.ranking import Explain, Priorities, RankedVariant, VariantRanker
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 # What a 12.9 driver with a compute-capability 8.6 GPU supports, in the NVIDIA provider's shape.
@@ -28,6 +28,17 @@ def supported(
     unsupported: tuple[tuple[str, str], ...] = (),
 ) -> SupportedProperties:
     return SupportedProperties(SupportedProperties.from_dict(data).features, unsupported)
+
+
+def rank_variants(
+    variants: Sequence[VariantDescription],
+    supported: SupportedProperties,
+    priorities: Priorities | None = None,
+    *,
+    explain: Explain | None = None,
+) -> tuple[RankedVariant, ...]:
+    ranker = VariantRanker(supported, priorities or Priorities(), explain=explain)
+    return ranker.rank(variants)
 
 
 def variants(*texts: str) -> list[VariantDescription]:

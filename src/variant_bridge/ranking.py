@@ -47,7 +47,6 @@ __all__ = [
     "Priorities",
     "RankedVariant",
     "VariantRanker",
-    "rank_variants",
 ]
 
 Explain = Callable[[VariantProperty], "str | None"]
@@ -184,6 +183,9 @@ class Priorities:
             metadata.feature_priorities,
             metadata.property_priorities,
         )
+
+
+_NO_PRIORITIES = Priorities()
 
 
 def _with_static(
@@ -383,18 +385,3 @@ class VariantRanker:
 
 def _sort_key(a: Assessment) -> tuple[_Key, str]:
     return a.sort_key
-
-
-def rank_variants(
-    variants: Iterable[VariantDescription],
-    supported: SupportedProperties,
-    priorities: Priorities = Priorities(),
-    *,
-    explain: Explain | None = None,
-) -> tuple[RankedVariant, ...]:
-    """Filter and rank *variants* (PEP 825): compatible ones by rank, then incompatible as given.
-
-    The null variant is ranked only if *variants* contains it (variantlib always adds one).
-    See :class:`VariantRanker` for the parameters.
-    """
-    return VariantRanker(supported, priorities, explain=explain).rank(variants)

@@ -13,7 +13,7 @@ from tests.worlds.index_server import IndexServer, closed_port_url
 from variant_bridge.errors import HashMismatch, IndexReadError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, download
-from variant_bridge.indexes.download import file_sha256, split_hash_fragment
+from variant_bridge.indexes.download import file_sha256
 
 WHEEL = "tinyvar-1.0.0-py3-none-any-cu128.whl"
 
@@ -109,15 +109,3 @@ def test_served_wrong_hash_is_caught(world: World, index: IndexServer, tmp_path:
     ok = files.candidate("tinyvar-1.0.0-py3-none-any.whl")
     assert ok is not None
     assert download(dataclasses.replace(ok), tmp_path).name == ok.name
-
-
-@pytest.mark.parametrize(
-    ("url", "expected"),
-    [
-        ("https://h/f.whl#sha256=ABCD", ("https://h/f.whl", "abcd")),  # hex is lower-cased
-        ("https://h/f.whl#md5=abcd", ("https://h/f.whl", None)),  # other algorithms ignored
-        ("https://h/f.whl", ("https://h/f.whl", None)),  # no fragment
-    ],
-)
-def test_split_hash_fragment(url: str, expected: tuple[str, str | None]) -> None:
-    assert split_hash_fragment(url) == expected

@@ -28,7 +28,6 @@ __all__ = [
     "download",
     "fetch",
     "file_sha256",
-    "split_hash_fragment",
     "url_to_path",
 ]
 
@@ -46,19 +45,6 @@ class Response:
     content_type: str
     charset: str | None = None
     status: int = 200
-
-
-def split_hash_fragment(url: str) -> tuple[str, str | None]:
-    """Split ``URL#sha256=HEX`` into the URL without fragment and the sha256 (``None`` if absent).
-
-    >>> split_hash_fragment("https://x/f.whl#sha256=ABC")
-    ('https://x/f.whl', 'abc')
-    """
-    base, _, fragment = url.partition("#")
-    algorithm, _, value = fragment.partition("=")
-    if algorithm.lower() == "sha256" and value:
-        return base, value.lower()
-    return base, None
 
 
 def url_to_path(url: str) -> Path:

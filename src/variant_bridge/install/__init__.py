@@ -28,7 +28,6 @@ from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import host_subdir
 
 __all__ = [
-    "INSTALLERS",
     "InstallPlan",
     "InstallResult",
     "Installer",
@@ -38,7 +37,6 @@ __all__ = [
 ]
 
 Installer = Literal["uv", "pip"]
-INSTALLERS: tuple[Installer, ...] = ("uv", "pip")
 
 
 def find_uv() -> str | None:
