@@ -53,8 +53,8 @@ def _source_options(function: F) -> F:
 
 
 @dataclass(frozen=True, slots=True)
-class _Sources:
-    """The package sources as the user gave them: what ``select`` and ``install`` share."""
+class _SourceOptions:
+    """What :func:`_source_options` parsed: the package sources and the target interpreter."""
 
     find_links: tuple[str, ...]
     index_url: str | None
@@ -83,7 +83,7 @@ class _Sources:
 def _choose(
     packages: Sequence[str],
     env_options: EnvironmentOptions,
-    given: _Sources,
+    given: _SourceOptions,
     downloads: Downloads,
     *,
     fetch_chosen: bool = False,
@@ -228,7 +228,7 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
-    given = _Sources(find_links, index_url, extra_index_urls, python)
+    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
     target, _, choices = _choose(packages, env_options, given, _downloads())
     if as_json:
         echo_json([choice_json(c) for c in choices])
@@ -290,7 +290,7 @@ def install(
     # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
     # their requirements for the duplicate check, then to install them.
     downloads = _downloads()
-    given = _Sources(find_links, index_url, extra_index_urls, python)
+    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
     target, sources, choices = _choose(packages, env_options, given, downloads, fetch_chosen=True)
     install_plan = plan(
         choices,
