@@ -1,23 +1,26 @@
 """End-to-end ``variant-bridge install --dry-run`` against ``uv pip install --dry-run``.
 
 One find-links world (a release with cu129 / cu126 / null / non-variant wheels and its
-``*-variants.json``, plus a dependency), one throwaway venv. Both commands run as fresh processes,
-interleaved, after one warm-up each, and resolve the same package for the same claimed driver:
+``*-variants.json``, plus a dependency), one conda prefix (``conda-meta`` records of python and
+``cuda-version`` 12.9, written as plain JSON) and one throwaway venv. Both commands run as fresh
+processes, interleaved, after one warm-up each, and resolve the same package for the same claimed
+driver:
 
-- ours: ``variant-bridge install gpupkg -f DIR --python VENV --dry-run`` with a declared
-  linux-64 machine (``-t cuda=12.9``): detection, choosing, copying and hash-checking the wheel,
-  then uv's own ``--dry-run`` for the rest;
+- ours: ``variant-bridge install gpupkg -f DIR --prefix P --python VENV --dry-run`` with the
+  machine's GPU, glibc and CPU declared (``-t cuda=12.9 ...``): detection, choosing, copying and
+  hash-checking the wheel, then uv's own ``--dry-run`` for the rest;
 - baseline: ``uv pip install --dry-run --preview-features wheel-variants --no-index
   --find-links DIR gpupkg`` with ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.9``.
 
     .venv/bin/python bench/bench_install.py [-n 15]
 
-Prints both medians and the ratio (ours / uv).
+Prints both medians and the ratio (ours / uv); the aim is 6x at most.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -33,6 +36,17 @@ from tests.worlds.wheels import make_release, make_wheel  # noqa: E402
 
 BIN = Path(sys.executable).parent
 LOWER = "nvidia :: cuda_version_lower_bound :: {}"
+
+
+def _prefix(root: Path) -> Path:
+    """A conda prefix as detection reads it: records only (the venv is the interpreter)."""
+    meta = root / "prefix" / "conda-meta"
+    meta.mkdir(parents=True)
+    version = "{}.{}.{}".format(*sys.version_info[:3])
+    for name, record_version in (("python", version), ("cuda-version", "12.9")):
+        record = {"name": name, "version": record_version, "build": "h0_0", "subdir": "linux-64"}
+        (meta / f"{name}-{record_version}-h0_0.json").write_text(json.dumps(record))
+    return meta.parent
 
 
 def build(root: Path) -> tuple[Path, Path]:
@@ -64,12 +78,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vb-bench-install-") as tmp:
         wheels, python = build(Path(tmp))
+        prefix = _prefix(Path(tmp))
         clean = {k: v for k, v in os.environ.items()
                  if not k.startswith(("CONDA_", "NV_VARIANT_PROVIDER_FORCE_", "UV_"))}  # fmt: skip
         clean["UV_CACHE_DIR"] = str(Path(tmp) / "uv-cache")
         ours = [
             str(BIN / "variant-bridge"), "install", "gpupkg", "-f", str(wheels),
-            "--python", str(python), "--platform", "linux-64", "-t", "cuda=12.9",
+            "--prefix", str(prefix), "--python", str(python), "-t", "cuda=12.9",
             "-t", "glibc=2.36", "-t", "archspec=haswell", "--installer", "uv", "--dry-run",
         ]  # fmt: skip
         baseline = [

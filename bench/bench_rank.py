@@ -7,7 +7,7 @@ plugin subprocess is timed. Two comparisons:
 
 - end to end: from the variants.json dict to the ordered labels (ours: parse + rank;
   variantlib: ``get_variants_by_priority``);
-- ranking only: pre-built descriptions and supported properties (ours: ``rank_variants``;
+- ranking only: pre-built descriptions and supported properties (ours: ``VariantRanker.rank``;
   variantlib: ``resolver.lib.sort_and_filter_supported_variants``).
 
 Usage: ``python bench/bench_rank.py [--variants 1000] [--repeat 15] [--seed 0]``
@@ -29,7 +29,7 @@ from variantlib.models.variant import VariantProperty as VlProperty
 from variantlib.resolver.lib import sort_and_filter_supported_variants
 
 from variant_bridge.properties import NULL_LABEL, VariantDescription
-from variant_bridge.select import rank_variants
+from variant_bridge.ranking import Priorities, VariantRanker
 from variant_bridge.translate.supported import SupportedProperties
 
 
@@ -53,6 +53,7 @@ SUPPORTED: dict[str, dict[str, list[str]]] = {
     },
 }
 NAMESPACES = ["nvidia", "x86_64"]
+PRIORITIES = Priorities(NAMESPACES)
 
 
 def make_variants(count: int, seed: int) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -120,7 +121,7 @@ def main() -> None:
 
     def ours_end_to_end() -> list[str]:
         descriptions = [VariantDescription.from_dict(p, label) for label, p in variants.items()]
-        ranked = rank_variants(descriptions, supported, namespace_priorities=NAMESPACES)
+        ranked = VariantRanker(supported, PRIORITIES).rank(descriptions)
         return [r.label for r in ranked if r.compatible]
 
     def theirs_end_to_end() -> list[str]:
@@ -139,7 +140,7 @@ def main() -> None:
     ]
 
     def ours_rank() -> list[str]:
-        ranked = rank_variants(ours_descriptions, supported, namespace_priorities=NAMESPACES)
+        ranked = VariantRanker(supported, PRIORITIES).rank(ours_descriptions)
         return [r.label for r in ranked if r.compatible]
 
     def theirs_rank() -> list[str]:

@@ -22,7 +22,7 @@ from variantlib.api import get_variants_by_priority
 
 from variant_bridge.metadata.model import Provider, StaticFeature
 from variant_bridge.properties import NULL_LABEL, VariantDescription
-from variant_bridge.select import rank_variants
+from variant_bridge.ranking import Priorities, VariantRanker
 from variant_bridge.translate.supported import SupportedProperties
 
 NAMESPACES = ("nvidia", "x86_64", "aarch64", "blas")
@@ -48,8 +48,9 @@ class World:
             VariantDescription.from_dict(props, label) for label, props in self.variants.items()
         ]
 
-    def ours(self, **kwargs: Any) -> list[str]:
-        ranked = rank_variants(self.descriptions(), namespace_priorities=self.namespaces, **kwargs)
+    def ours(self, supported: SupportedProperties, static: Sequence[Provider] = ()) -> list[str]:
+        priorities = Priorities(self.namespaces, static)
+        ranked = VariantRanker(supported, priorities).rank(self.descriptions())
         return [r.label for r in ranked if r.compatible]
 
     def theirs(self, providers: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -30,7 +30,7 @@ from variantlib.variants_json import VariantsJson
 from variant_bridge.errors import InvalidMetadata, InvalidProperty, InvalidWheelFilename
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.metadata.model import VariantMetadata
-from variant_bridge.metadata.parse import metadata_to_json, parse_variant_metadata
+from variant_bridge.metadata.parse import parse_variant_metadata
 from variant_bridge.properties import (
     VariantDescription,
     VariantFeature,
@@ -870,18 +870,13 @@ def test_generated_documents(doc: dict[str, Any]) -> None:
     check_document(doc)
 
 
-# ----------------------------------------------------------------- our writer, their reader
+# ----------------------------------------------------------------- their writer, our reader
 
 
-@pytest.mark.parametrize(
-    "fixture", ["variantlib.json", "pep850.json", "pep850_static.json", "pep817_static.json"]
-)
-def test_variantlib_reads_what_we_write(fixture: str) -> None:
-    meta = parse_variant_metadata(json.loads((DATA / fixture).read_text()), source=fixture)
-    written = metadata_to_json(meta, dialect="variantlib")
+@pytest.mark.parametrize("fixture", ["variantlib.json", "pep850.json", "pep850_static.json"])
+def test_we_read_what_variantlib_writes(fixture: str) -> None:
+    theirs = VariantsJson(json.loads((DATA / fixture).read_text()))
+    written = json.loads(theirs.to_str())
     assert written["$schema"] == VL_SCHEMA
-    theirs = VariantsJson(written)
     ours = parse_variant_metadata(written, source="written")
     assert summary_theirs(theirs) == summary_ours(ours)
-    # variantlib's own serialiser writes the same document back.
-    assert json.loads(theirs.to_str()) == written

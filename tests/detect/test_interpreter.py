@@ -39,6 +39,58 @@ def test_bad_python_argument_is_one_clear_error(value: str) -> None:
         resolve_target_python(value, LINUX)
 
 
+def _unrunnable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 3\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"pyvenv.cfg": "implementation = CPython\nversion_info = 3.12.7\n", "lib/python3.12/": ""}, ("3.12.7", "")),  # uv venv
+        ({"pyvenv.cfg": "home = /usr/bin\nversion = 3.11.2\n", "lib/python3.11/": ""}, ("3.11.2", "")),  # python -m venv
+        ({"pyvenv.cfg": "version = 3.13.1\n", "lib/python3.13t/": ""}, ("3.13.1", "t")),  # free-threaded
+        ({"conda-meta/python-3.12.7-hc5c86c4_0_cpython.json": "{}", "lib/python3.12/": ""}, ("3.12.7", "")),  # conda prefix
+    ],
+)  # fmt: skip
+def test_an_interpreter_in_a_venv_or_prefix_is_read_not_run(
+    tmp_path: Path, files: dict[str, str], expected: tuple[str, str]
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith("/"):
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).write_text(text)
+    python = _unrunnable(tmp_path / "bin" / "python")  # running it would fail
+    target = resolve_target_python(str(python), LINUX)
+    assert (target.version, target.abiflags) == expected
+    assert (target.executable, target.implementation) == (str(python), "cpython")
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pyvenv.cfg": "implementation = PyPy\nversion_info = 3.10.14\n", "lib/python3.10/": ""},  # not CPython
+        {"pyvenv.cfg": "version = 3.10.14\n", "lib/pypy3.10/": ""},  # no lib/python3.10
+        {"pyvenv.cfg": "version = 3.12\n"},  # nothing to tell the ABI by
+    ],
+)  # fmt: skip
+def test_an_interpreter_the_files_do_not_describe_is_run(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    for name, text in files.items():
+        if name.endswith("/"):
+            (tmp_path / name).mkdir(parents=True)
+        else:
+            (tmp_path / name).write_text(text)
+    python = _unrunnable(tmp_path / "bin" / "python")
+    with pytest.raises(InvalidTarget, match="cannot run it as a Python interpreter"):
+        resolve_target_python(str(python), LINUX)
+
+
 def test_a_file_that_is_no_interpreter_is_refused(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexit 3\n")

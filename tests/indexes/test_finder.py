@@ -14,8 +14,8 @@ import pytest
 from tests.indexes.conftest import CU126, CU128, DIALECTS, World
 from tests.worlds.index_server import IndexServer, closed_port_url
 from variant_bridge.errors import (
+    HashMismatch,
     IndexReadError,
-    InstallError,
     InvalidMetadata,
     InvalidTarget,
     SelectionError,
@@ -46,6 +46,11 @@ def find(request: pytest.FixtureRequest, world: World, index: IndexServer) -> Fi
             return find_candidates(project, index_urls=[index.url], **kwargs)
 
     return run
+
+
+def reasons(files: PackageFiles) -> dict[str, str]:
+    """Skipped filename -> the reason in words."""
+    return {s.filename: s.reason for s in files.skipped}
 
 
 def summary(files: PackageFiles) -> dict[str, Any]:
@@ -123,7 +128,7 @@ def test_find_links_candidates_point_at_the_files(world: World) -> None:
 
 
 def test_skipped_files_say_why(find: Finder) -> None:
-    skipped = dict(find("tinyvar").skipped)
+    skipped = reasons(find("tinyvar"))
     assert skipped["tinyvar-1.0.0.tar.gz"] == "not a wheel (source distributions are not built)"
     assert "variant label 'CU128'" in skipped["tinyvar-1.0.0-py3-none-any-CU128.whl"]
     assert skipped["tinyvar-1.1.0-py3-none-any.whl"] == (
@@ -160,7 +165,7 @@ def test_yanked_files_are_skipped_unless_pinned(index: IndexServer) -> None:
         with pytest.raises(SelectionError, match=r"yankvar-2\.0\.0-py3-none-any\.whl: yanked"):
             find_candidates("yankvar", index_urls=[index.url], version=">=2", python_version=PY)
     assert latest.version == "1.0.0"
-    assert dict(latest.skipped) == {
+    assert reasons(latest) == {
         "yankvar-2.0.0-py3-none-any-cu128.whl": "yanked",
         "yankvar-2.0.0-py3-none-any.whl": "yanked (broken build)",
     }
@@ -175,7 +180,7 @@ def test_requires_python_from_the_index_overrides(index: IndexServer) -> None:
     with index.configured(requires_python=override):
         files = find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
     assert "cu126" not in files.labels
-    assert dict(files.skipped)["tinyvar-1.0.0-py3-none-any-cu126.whl"] == (
+    assert reasons(files)["tinyvar-1.0.0-py3-none-any-cu126.whl"] == (
         "requires-python '<3' excludes Python 3.11"
     )
 
@@ -259,8 +264,8 @@ def test_a_wheel_whose_metadata_lacks_its_label_is_kept_with_a_problem(find: Fin
     broken = next(c for c in files.candidates if c.label == "cu130")
     assert broken.variant is None
     assert broken.problem is not None
-    assert "'other' does not match the wheel filename's label 'cu130'" in broken.problem
-    assert "brokenvar-1.0.0-py3-none-any-cu130.whl" in broken.problem
+    assert "'other' does not match the wheel filename's label 'cu130'" in broken.problem.text
+    assert "brokenvar-1.0.0-py3-none-any-cu130.whl" in broken.problem.text
     good = next(c for c in files.candidates if c.label == "cu128")
     assert (good.variant, good.problem) == (desc("cu128", CU128), None)
 
@@ -268,7 +273,7 @@ def test_a_wheel_whose_metadata_lacks_its_label_is_kept_with_a_problem(find: Fin
 def test_a_corrupt_wheel_in_a_directory_is_skipped(world: World) -> None:
     files = find_candidates("brokenvar", find_links=[world.root], python_version=PY)
     assert "bad" not in files.labels
-    assert "not a readable wheel" in dict(files.skipped)["brokenvar-1.0.0-py3-none-any-bad.whl"]
+    assert "not a readable wheel" in reasons(files)["brokenvar-1.0.0-py3-none-any-bad.whl"]
 
 
 def test_a_corrupt_wheel_on_an_index_is_a_problem_once_read(index: IndexServer) -> None:
@@ -276,8 +281,8 @@ def test_a_corrupt_wheel_on_an_index_is_a_problem_once_read(index: IndexServer) 
     bad = next(c for c in files.candidates if c.label == "bad")
     assert bad.variant is None
     assert bad.problem is not None
-    assert index.file_url("brokenvar-1.0.0-py3-none-any-bad.whl") in bad.problem
-    assert "not a readable wheel" in bad.problem
+    assert index.file_url("brokenvar-1.0.0-py3-none-any-bad.whl") in bad.problem.text
+    assert "not a readable wheel" in bad.problem.text
 
 
 def test_index_file_and_directory_metadata_are_merged(world: World, index: IndexServer) -> None:
@@ -351,7 +356,7 @@ def test_corrupt_variants_json_names_its_location(find: Finder) -> None:
 def test_wrong_hash_of_a_wheel_read_for_metadata(index: IndexServer, tmp_path: Path) -> None:
     with (
         index.configured(wrong_hash=frozenset({"nojson-1.0.0-py3-none-any-cu128.whl"})),
-        pytest.raises(InstallError, match=r"hash mismatch for nojson-1\.0\.0-py3-none-any-cu128"),
+        pytest.raises(HashMismatch, match=r"hash mismatch for nojson-1\.0\.0-py3-none-any-cu128"),
     ):
         find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
     assert not any(p.name.startswith("nojson-1.0.0-py3-none-any-cu128") for p in tmp_path.iterdir())
@@ -365,7 +370,7 @@ EXCLUDED = r"no usable wheel for 'tinyvar' .*requires-python '>=3\.99' excludes 
 def test_wrong_hash_of_the_variants_json(index: IndexServer) -> None:
     with (
         index.configured(wrong_hash=frozenset({"tinyvar-1.0.0-variants.json"})),
-        pytest.raises(InstallError, match=r"hash mismatch for tinyvar-1\.0\.0-variants\.json"),
+        pytest.raises(HashMismatch, match=r"hash mismatch for tinyvar-1\.0\.0-variants\.json"),
     ):
         find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
 

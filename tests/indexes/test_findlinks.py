@@ -10,6 +10,7 @@ from tests.indexes.conftest import World
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_wheel
 from variant_bridge.errors import IndexReadError
+from variant_bridge.indexes import ProblemKind
 from variant_bridge.indexes.findlinks import list_find_links, location_name, wheel_requires_python
 
 
@@ -47,7 +48,8 @@ def test_unreadable_wheel_gets_a_problem(tmp_path: Path) -> None:
     (tmp_path / "bad-1.0-py3-none-any.whl").write_bytes(b"no zip")
     (file,) = list_find_links(tmp_path)
     assert file.problem is not None
-    assert file.problem.startswith("not a readable wheel")
+    assert file.problem.kind is ProblemKind.UNREADABLE_WHEEL
+    assert file.problem.text.startswith("not a readable wheel")
 
 
 @pytest.mark.parametrize(

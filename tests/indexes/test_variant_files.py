@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -16,7 +15,6 @@ import pytest
 from variant_bridge.errors import InvalidMetadata, InvalidWheelFilename
 from variant_bridge.indexes.variant_files import (
     VARIANT_JSON,
-    load_variant_metadata,
     read_dist_info_variant,
     read_wheel_variant_metadata,
 )
@@ -73,52 +71,6 @@ def wheel_json(label: str, body: dict[str, Any] | None = None) -> dict[str, Any]
     data = fixture_json("wheel_cu128.json")
     data["variants"] = {label: body if body is not None else {}}
     return data
-
-
-# --------------------------------------------------------------------------- load_variant_metadata
-
-
-def test_load_variant_metadata(tmp_path: Path) -> None:
-    meta = load_variant_metadata(DATA / "variantlib.json")
-    assert meta.labels == ("39bc0ddc", "cu128", "null")
-    assert load_variant_metadata(str(DATA / "pep825.json")).variants == meta.variants  # str path
-
-
-@pytest.mark.parametrize(
-    ("make", "message"),
-    [
-        (lambda p: p / "missing.json", "cannot read variant metadata: No such file or directory"),
-        (lambda p: p, "cannot read variant metadata: Is a directory"),  # a directory
-        (
-            lambda p: _write(p / "bad.json", '{"default-priorities": {"namespace": ["nvidia"]},'),
-            "invalid JSON at line 1, column 50",
-        ),  # truncated JSON
-        (
-            lambda p: _write(p / "bad.json", '{"default-priorities": {}, "variants": {}}'),
-            "default-priorities.namespace: required key is missing",
-        ),  # malformed content
-    ],
-)
-def test_load_variant_metadata_errors_name_the_path(
-    tmp_path: Path, make: Any, message: str
-) -> None:
-    path = make(tmp_path)
-    with pytest.raises(InvalidMetadata) as info:
-        load_variant_metadata(path)
-    assert str(info.value).startswith(f"{path}: {message}"), str(info.value)
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
-
-
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads anything")
-def test_load_unreadable_file(tmp_path: Path) -> None:
-    path = _write(tmp_path / "x.json", "{}")
-    path.chmod(0)
-    with pytest.raises(InvalidMetadata, match="cannot read variant metadata: Permission denied"):
-        load_variant_metadata(path)
 
 
 # --------------------------------------------------------------------------- wheels
@@ -342,3 +294,8 @@ def test_dist_info_must_be_a_directory(tmp_path: Path) -> None:
     file = _write(tmp_path / "file.dist-info", "")
     with pytest.raises(InvalidMetadata, match=r"file\.dist-info: not a \.dist-info directory"):
         read_dist_info_variant(file)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

@@ -17,8 +17,9 @@ import pytest
 from tests.indexes.conftest import CU126, CU128, DIALECTS, FULL
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel, module_name, write_variants_json
-from variant_bridge.indexes.variant_files import load_variant_metadata, read_wheel_variant_metadata
-from variant_bridge.metadata import parse as metadata
+from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.metadata import VariantMetadata, read_variant_json
+from variant_bridge.metadata.schema import SCHEMA_URLS
 from variant_bridge.properties import VariantDescription
 
 
@@ -83,7 +84,7 @@ def test_labels(
 def test_variant_json_in_each_dialect(tmp_path: Path, dialect: str) -> None:
     wheel = make_wheel(tmp_path, "dia", "1.0", label="cu128", properties=CU128, dialect=dialect)  # type: ignore[arg-type]
     document = json.loads(members(wheel)["dia-1.0.dist-info/variant.json"])
-    assert document["$schema"] == metadata.SCHEMA_URLS[dialect]  # type: ignore[index]
+    assert document["$schema"] == SCHEMA_URLS[dialect]  # type: ignore[index]
     meta = read_wheel_variant_metadata(wheel)
     assert meta is not None
     assert meta.dialect == dialect
@@ -112,20 +113,24 @@ def test_same_inputs_same_bytes(tmp_path: Path) -> None:
     assert first == second
 
 
+def _read(path: Path) -> VariantMetadata:
+    return read_variant_json(path.read_bytes(), source=str(path))
+
+
 def test_write_variants_json_from_some_wheels(tmp_path: Path) -> None:
     release = make_release(tmp_path, "rel", "2.0", FULL, variants_json=False)
     index_file = write_variants_json(
         tmp_path, "rel", "2.0", [release.wheels["cu128"], release.wheels["null"]]
     )
     assert index_file.name == "rel-2.0-variants.json"
-    assert load_variant_metadata(index_file).labels == ("cu128", "null")
+    assert _read(index_file).labels == ("cu128", "null")
 
 
 def test_make_release_writes_a_partial_index_file(tmp_path: Path) -> None:
     release = make_release(tmp_path, "rel", "2.0", FULL, variants_json=["cu126"])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in release.paths)
     assert release.variants_json is not None
-    assert load_variant_metadata(release.variants_json).labels == ("cu126",)
+    assert _read(release.variants_json).labels == ("cu126",)
     assert set(release.wheels) == {"cu128", "cu126", "null", None}
 
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from tests.jobs.conftest import choose
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
-from variant_bridge.install import find_uv, install, plan_install
-from variant_bridge.jobs.select import choose
+from variant_bridge.indexes import open_sources
+from variant_bridge.install import Installer, InstallPlan, find_uv, install
+from variant_bridge.jobs.install import plan
+from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import TargetPython
 
 pytestmark = pytest.mark.slow
@@ -43,6 +47,20 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     make_wheel(root, "helperdep", "1.1")
     return root
+
+
+def plan_install(
+    choices: Sequence[PackageChoice],
+    *,
+    python: TargetPython,
+    installer: Installer | None = None,
+    find_links: Sequence[Path] = (),
+    index_urls: Sequence[str] = (),
+    platform: str | None = None,
+) -> InstallPlan:
+    """The install job's plan, from the find-links and index URLs the choices came from."""
+    sources = open_sources(find_links, index_urls)
+    return plan(choices, python=python, installer=installer, sources=sources, platform=platform)
 
 
 def _venv(path: Path, *, with_pip: bool) -> TargetPython:
@@ -149,6 +167,16 @@ def test_dry_run_installs_nothing(wheels: Path, tmp_path: Path) -> None:
     assert "--dry-run" in result.command
     assert "gpupkg" in result.output
     assert "gpupkg" not in _installed(target)
+
+
+def test_a_uv_dry_run_reinstalls_only_what_may_be_installed(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
+    planned = plan_install(choices, python=target, installer="uv", find_links=[wheels])
+    assert "--reinstall-package" not in install(planned, dry_run=True).command  # nothing there yet
+    install(planned)
+    dry = install(planned, dry_run=True)
+    assert dry.command[dry.command.index("--reinstall-package") + 1] == "gpupkg"
 
 
 def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_path: Path) -> None:

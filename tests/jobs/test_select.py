@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.jobs.conftest import choose
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
+from variant_bridge.cli.select import choice_json
 from variant_bridge.environment import CondaRecord, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import InvalidTarget, SelectionError
-from variant_bridge.jobs.select import choose, parse_request
+from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.jobs.select import parse_request
 from variant_bridge.platform_tags import TargetPython
 
 PY = TargetPython("3.12.7")
@@ -80,7 +83,7 @@ def test_every_file_gets_a_reason_in_conda_terms(wheels: Path) -> None:
     reasons = {v.label: v.reason for v in choice.selection.verdicts}
     assert "toolkit is cuda-version 12.6" in reasons["cu129"]
     assert set(reasons) == {"cu129", "cu126", "null", None}
-    data = choice.to_json()
+    data = choice_json(choice)
     assert data["selected"]["label"] == "cu126"
     assert data["selected"]["properties"] == ["nvidia :: cuda_version_lower_bound :: 12.6"]
     by_label = {c["label"]: c for c in data["candidates"]}
@@ -112,14 +115,14 @@ def test_duplicated_cuda_libraries_are_named(wheels: Path) -> None:
     )
     assert "nvidia-cublas-cu12==12.6.4.1" in dup.message
     assert "libcublas 12.6.77" in dup.message
-    assert choice.to_json()["duplicates"][0]["conda"] == "libcublas"
+    assert choice_json(choice)["duplicates"][0]["conda"] == "libcublas"
 
 
 def test_no_duplicates_without_the_conda_library(wheels: Path) -> None:
     (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
     assert choice.duplicates == ()
     assert choice.requirements == ("nvidia-cublas-cu12==12.6.4.1", "numpy>=1")
-    assert choice.to_json()["requirements_checked"] is True
+    assert choice_json(choice)["requirements_checked"] is True
 
 
 def test_nothing_compatible_lists_every_rejection(tmp_path: Path) -> None:
@@ -176,7 +179,7 @@ def test_index_urls_must_be_urls(url: str) -> None:
     with pytest.raises(
         InvalidTarget, match=r"index URL .*: expected an http://, https:// or file:// URL"
     ):
-        choose(["gpupkg"], env=_env(None), python=PY, index_urls=[url])
+        open_sources(index_urls=[url])
 
 
 def test_a_corrupt_wheel_of_the_chosen_version_is_an_error(tmp_path: Path) -> None:
@@ -200,9 +203,9 @@ def test_remote_requirements_are_read_from_the_downloaded_wheel(
     env = _env("12.9", "12.6", cublas)
     (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
     assert without.requirements is None  # no PEP 658 metadata and no download allowed
-    assert without.to_json()["requirements_checked"] is False  # so no clean bill in --json
+    assert choice_json(without)["requirements_checked"] is False  # so no clean bill in --json
     (with_download,) = choose(
-        ["gpupkg"], env=env, python=PY, index_urls=[index.url], download_to=tmp_path
+        ["gpupkg"], env=env, python=PY, index_urls=[index.url], downloads=Downloads(tmp_path)
     )
     assert [d.conda for d in with_download.duplicates] == ["libcublas"]
     assert (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").is_file()  # install reuses it
@@ -217,7 +220,7 @@ def test_the_highest_version_with_a_wheel_for_the_target_is_chosen(tmp_path: Pat
     assert (
         "tagged-2.0-cp312-cp312-win_amd64.whl",
         "no wheel of 2.0 fits the target's platform tags",
-    ) in choice.files.skipped
+    ) in [(s.filename, s.reason) for s in choice.files.skipped]
     (pinned,) = choose(["tagged==2.0"], env=_env(None), python=PY, find_links=[tmp_path])
     assert pinned.selected is None  # a pin is honoured, and the mismatch explained
     assert "built for Windows, the target is Linux" in pinned.failure()
@@ -245,4 +248,25 @@ def test_a_damaged_file_blocks_only_when_it_could_win(
     else:
         (choice,) = choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
         assert choice.selected is not None
-        assert (corrupt, "not a readable wheel") in [(n, r[:20]) for n, r in choice.files.skipped]
+        assert (corrupt, "not a readable wheel") in [
+            (s.filename, s.reason[:20]) for s in choice.files.skipped
+        ]
+
+
+def test_no_file_is_downloaded_twice(tmp_path: Path) -> None:
+    # No variants.json and no PEP 658 metadata: every wheel is downloaded for its variant.json,
+    # and the chosen one is then read for its requirements and staged from that same copy.
+    make_release(tmp_path / "wheels", "gpupkg", "1.0",
+                 {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"], "null": []},
+                 variants_json=False, requires=["numpy>=1"])  # fmt: skip
+    with IndexServer(tmp_path / "wheels") as index:
+        downloads = Downloads(tmp_path / "downloads")
+        (choice,) = choose(
+            ["gpupkg"], env=_env("12.9"), python=PY, index_urls=[index.url], downloads=downloads
+        )
+        assert choice.selected is not None
+        assert choice.requirements == ("numpy>=1",)
+        fetched = index.paths_requested("/files/")
+        assert sorted(fetched) == sorted(set(fetched))  # each file once
+        assert downloads.get(choice.selected).is_file()  # what install stages from
+        assert index.paths_requested("/files/") == fetched  # ... without a second request

@@ -8,14 +8,15 @@ check what an installer picked::
 Builders:
 
 - :func:`make_wheel` writes one wheel: ``*.dist-info/METADATA``, ``WHEEL``, ``RECORD`` (sha256 of
-  every file), and for a variant wheel ``variant.json`` in any schema dialect (written by
-  :func:`variant_bridge.metadata.metadata_to_json`).
-- :func:`write_variants_json` writes the index file for some wheels (or for given metadata).
+  every file), and for a variant wheel ``variant.json`` in any schema dialect.
+- :func:`write_variants_json` writes the index file for some wheels (their ``variant.json``
+  documents merged).
 - :func:`make_release` writes a whole release at once: one wheel per label (plus a non-variant
   wheel) sharing the same providers and priorities, and the index file.
 
-Zips are deterministic (fixed timestamps, sorted entries): the same inputs give the same bytes
-and so the same hashes.
+The JSON documents are written here as plain dicts, not with variant-bridge's own code, so a bug
+shared by a writer and the reader under test cannot hide. Zips are deterministic (fixed
+timestamps, sorted entries): the same inputs give the same bytes and so the same hashes.
 """
 
 from __future__ import annotations
@@ -28,38 +29,50 @@ import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from packaging.tags import parse_tag
 from packaging.utils import canonicalize_name
 
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata.model import Dialect, Provider, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
 
 __all__ = [
     "NVIDIA_PROVIDER",
+    "SCHEMAS",
     "Release",
     "default_provider",
     "make_release",
     "make_wheel",
     "module_name",
-    "variant_metadata",
+    "variant_document",
     "write_variants_json",
 ]
 
-NVIDIA_PROVIDER = Provider(
-    namespace="nvidia",
-    requires=("nvidia-variant-provider>=0.0.1,<1.0.0",),
-    plugin_api="nvidia_variant_provider.plugin:NvidiaVariantPlugin",
-)
+Dialect = Literal["pep817", "pep825", "variantlib", "pep850"]
+JsonObject = dict[str, Any]
+
+_SCHEMA_HOST = "https://variants-schema.wheelnext.dev/"
+SCHEMAS: Mapping[Dialect, str] = {
+    "pep817": f"{_SCHEMA_HOST}v0.0.3.json",
+    "pep825": f"{_SCHEMA_HOST}peps/825/v0.1.1.json",
+    "variantlib": f"{_SCHEMA_HOST}v0.2.0.json",
+    "pep850": f"{_SCHEMA_HOST}peps/850/v0.2.0.json",
+}
+"""The ``$schema`` each dialect is written with."""
+
+NVIDIA_PROVIDER: JsonObject = {
+    "requires": ["nvidia-variant-provider>=0.0.1,<1.0.0"],
+    "plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
+}
 """The NVIDIA provider as real packages declare it; uv 0.13.9 treats it as built in."""
 
 # The provider packages uv 0.13.9 vendors for these namespaces (plugin-api defaults to the
 # requirement's name with "-" replaced by "_").
-_KNOWN_PROVIDERS = {
+_KNOWN_PROVIDERS: Mapping[str, JsonObject] = {
     "nvidia": NVIDIA_PROVIDER,
-    "x86_64": Provider(namespace="x86_64", requires=("x86-64-variant-provider",)),
-    "aarch64": Provider(namespace="aarch64", requires=("aarch64-variant-provider",)),
+    "x86_64": {"requires": ["x86-64-variant-provider"]},
+    "aarch64": {"requires": ["aarch64-variant-provider"]},
 }
 
 _ZIP_DATE = (2026, 1, 1, 0, 0, 0)
@@ -67,15 +80,13 @@ _ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 PropertyLike = str | VariantProperty
 
 
-def default_provider(namespace: str) -> Provider:
-    """The provider a namespace gets when a test does not say: the real NVIDIA one, uv's
+def default_provider(namespace: str) -> JsonObject:
+    """The provider table a namespace gets when a test does not say: the real NVIDIA one, uv's
     x86_64/aarch64 ones, else a made-up plugin package ``{namespace}-variant-provider``."""
     known = _KNOWN_PROVIDERS.get(namespace)
     if known is not None:
-        return known
-    return Provider(
-        namespace=namespace, requires=(f"{namespace.replace('_', '-')}-variant-provider",)
-    )
+        return dict(known)
+    return {"requires": [f"{namespace.replace('_', '-')}-variant-provider"]}
 
 
 def module_name(name: str) -> str:
@@ -101,29 +112,30 @@ def _first_seen_namespaces(descriptions: Iterable[VariantDescription]) -> tuple[
     return tuple(seen)
 
 
-def _schema(dialect: Dialect) -> str:
-    from variant_bridge.metadata import parse as metadata
+def _variant_table(description: VariantDescription) -> JsonObject:
+    table: JsonObject = {}
+    for prop in description.properties:
+        table.setdefault(prop.namespace, {}).setdefault(prop.feature, []).append(prop.value)
+    return table
 
-    return metadata.SCHEMA_URLS[dialect]
 
-
-def variant_metadata(
+def variant_document(
     descriptions: Sequence[VariantDescription],
     *,
     dialect: Dialect = "pep850",
     namespace_priorities: Sequence[str] | None = None,
-    providers: Sequence[Provider] | None = None,
-) -> VariantMetadata:
-    """Variant metadata for *descriptions* with default priorities and providers.
+    providers: Mapping[str, JsonObject] | None = None,
+) -> JsonObject:
+    """The ``variant.json`` / ``*-variants.json`` document of *descriptions* in *dialect*.
 
     :param namespace_priorities: default: the namespaces in the order they first appear.
-    :param providers: default: :func:`default_provider` for each namespace (PEP 825 files carry
-        none).
+    :param providers: namespace -> provider table; default: :func:`default_provider` for each
+        namespace (PEP 825 documents carry none).
     """
     namespaces = (
-        tuple(namespace_priorities)
+        list(namespace_priorities)
         if namespace_priorities is not None
-        else _first_seen_namespaces(descriptions)
+        else list(_first_seen_namespaces(descriptions))
     )
     if not namespaces:
         # Every dialect requires a non-empty default-priorities.namespace.
@@ -131,21 +143,21 @@ def variant_metadata(
             "variant metadata needs at least one namespace: give a null variant its siblings' "
             "namespace_priorities, e.g. ['nvidia']"
         )
-    if providers is None:
-        providers = () if dialect == "pep825" else tuple(default_provider(ns) for ns in namespaces)
-    return VariantMetadata(
-        dialect=dialect,
-        schema=_schema(dialect),
-        variants=tuple(sorted(descriptions, key=lambda d: d.label)),
-        namespace_priorities=namespaces,
-        providers=tuple(providers),
-    )
+    document: JsonObject = {
+        "$schema": SCHEMAS[dialect],
+        "default-priorities": {"namespace": namespaces},
+    }
+    if dialect != "pep825":
+        given = providers or {}
+        document["providers"] = {ns: given.get(ns) or default_provider(ns) for ns in namespaces}
+    document["variants"] = {
+        d.label: _variant_table(d) for d in sorted(descriptions, key=lambda d: d.label)
+    }
+    return document
 
 
-def _metadata_json(meta: VariantMetadata, dialect: Dialect) -> str:
-    from variant_bridge.metadata import parse as metadata
-
-    return json.dumps(metadata.metadata_to_json(meta, dialect=dialect), indent=4, sort_keys=True)
+def _dumps(document: JsonObject) -> str:
+    return json.dumps(document, indent=4, sort_keys=True)
 
 
 def _record_hash(data: bytes) -> str:
@@ -178,7 +190,7 @@ def make_wheel(
     files: Mapping[str, str | bytes] | None = None,
     dialect: Dialect = "pep850",
     namespace_priorities: Sequence[str] | None = None,
-    providers: Sequence[Provider] | None = None,
+    providers: Mapping[str, JsonObject] | None = None,
     variant_json: str | bytes | None = None,
 ) -> Path:
     """Write one real wheel into *directory* and return its path.
@@ -193,7 +205,7 @@ def make_wheel(
     :param dialect: the schema dialect of ``variant.json``.
     :param namespace_priorities: default: the namespaces of *properties*; a null variant should
         be given its siblings' list.
-    :param providers: default: :func:`default_provider` per namespace.
+    :param providers: namespace -> provider table; default: :func:`default_provider`.
     :param variant_json: write this text as ``variant.json`` instead (a corrupt one, say).
     """
     directory.mkdir(parents=True, exist_ok=True)
@@ -244,13 +256,13 @@ def make_wheel(
             variant_json.encode() if isinstance(variant_json, str) else variant_json
         )
     elif description is not None:
-        meta = variant_metadata(
+        document = variant_document(
             [description],
             dialect=dialect,
             namespace_priorities=namespace_priorities,
             providers=providers,
         )
-        members[f"{dist_info}/variant.json"] = (_metadata_json(meta, dialect) + "\n").encode()
+        members[f"{dist_info}/variant.json"] = (_dumps(document) + "\n").encode()
 
     record = f"{dist_info}/RECORD"
     lines = [f"{path},{_record_hash(data)},{len(data)}" for path, data in members.items()]
@@ -261,39 +273,40 @@ def make_wheel(
     return target
 
 
+def _variant_json_of(wheel: Path) -> JsonObject:
+    with zipfile.ZipFile(wheel) as zf:
+        names = [n for n in zf.namelist() if n.endswith(".dist-info/variant.json")]
+        if not names:
+            raise ValueError(f"{wheel} is not a variant wheel")
+        document: JsonObject = json.loads(zf.read(names[0]))
+    return document
+
+
 def write_variants_json(
-    directory: Path,
-    name: str,
-    version: str,
-    wheels_or_metadata: Iterable[Path] | VariantMetadata,
-    *,
-    dialect: Dialect | None = None,
+    directory: Path, name: str, version: str, wheels: Iterable[Path] | JsonObject
 ) -> Path:
     """Write ``{name}-{version}-variants.json`` into *directory* and return its path.
 
-    :param wheels_or_metadata: variant wheels whose ``variant.json`` files are merged (leave some
-        out to make an index file that misses their labels), or ready metadata.
-    :param dialect: the dialect to write; default: the dialect of the input metadata.
+    :param wheels: variant wheels of one release (same providers and priorities) whose
+        ``variant.json`` documents are merged (leave some out to make an index file that misses
+        their labels), or the document itself.
     """
-    from variant_bridge.indexes import variant_files as metadata_io
-    from variant_bridge.metadata import parse as metadata
-
-    if isinstance(wheels_or_metadata, VariantMetadata):
-        merged: VariantMetadata | None = wheels_or_metadata
+    if isinstance(wheels, dict):
+        merged: JsonObject | None = wheels
     else:
         merged = None
-        for wheel in wheels_or_metadata:
-            meta = metadata_io.read_wheel_variant_metadata(wheel)
-            if meta is None:
-                raise ValueError(f"{wheel} is not a variant wheel")
-            merged = (
-                meta if merged is None else metadata.merge_metadata(merged, meta, source=str(wheel))
-            )
+        for wheel in wheels:
+            document = _variant_json_of(wheel)
+            if merged is None:
+                merged = document
+            else:
+                merged["variants"].update(document["variants"])
     if merged is None:
-        raise ValueError("write_variants_json needs at least one variant wheel or metadata")
+        raise ValueError("write_variants_json needs at least one variant wheel or a document")
+    merged["variants"] = dict(sorted(merged["variants"].items()))
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{_wheel_name(name)}-{version}-variants.json"
-    target.write_text(_metadata_json(merged, dialect or merged.dialect) + "\n")
+    target.write_text(_dumps(merged) + "\n")
     return target
 
 
@@ -324,7 +337,7 @@ def make_release(
     tags: str = "py3-none-any",
     dialect: Dialect = "pep850",
     namespace_priorities: Sequence[str] | None = None,
-    providers: Sequence[Provider] | None = None,
+    providers: Mapping[str, JsonObject] | None = None,
     requires_python: str | None = None,
     requires: Iterable[str] = (),
 ) -> Release:
@@ -370,8 +383,8 @@ def make_release(
     if variants_json is not False:
         wanted = set(descriptions) if variants_json is True else set(variants_json)
         listed = [descriptions[label] for label in descriptions if label in wanted]
-        meta = variant_metadata(
+        document = variant_document(
             listed, dialect=dialect, namespace_priorities=namespaces, providers=providers
         )
-        index_file = write_variants_json(directory, name, version, meta, dialect=dialect)
+        index_file = write_variants_json(directory, name, version, document)
     return Release(name, version, wheels, index_file)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -14,11 +13,10 @@ from variant_bridge.cli._environment import EnvironmentOptions, environment_opti
 from variant_bridge.cli._output import echo_json, heading, json_option
 
 if TYPE_CHECKING:
-    from variant_bridge.environment import Environment
-    from variant_bridge.jobs.select import PackageChoice
-    from variant_bridge.platform_tags import TargetPython
+    from variant_bridge.indexes import Downloads, IndexSource
+    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target
 
-__all__ = ["install", "select"]
+__all__ = ["choice_json", "install", "select"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,46 +52,113 @@ def _source_options(function: F) -> F:
     )(function)
 
 
+@dataclass(frozen=True, slots=True)
+class _SourceOptions:
+    """What :func:`_source_options` parsed: the package sources and the target interpreter."""
+
+    find_links: tuple[str, ...]
+    index_url: str | None
+    extra_index_urls: tuple[str, ...]
+    python: str | None
+
+    def open(self, env_options: EnvironmentOptions) -> tuple[IndexSource, ...]:
+        """The sources, each checked once and named by the option that carried it."""
+        from variant_bridge.indexes import FindLinks, SimpleIndex
+
+        if not self.find_links and self.index_url is None and not self.extra_index_urls:
+            raise click.UsageError("Give at least one --find-links DIR or --index-url URL.")
+        if self.python is not None and any(
+            t.partition("=")[0].strip() == "python" for t in env_options.targets
+        ):
+            raise click.UsageError(
+                "Give the target Python once: --python or --target python=, not both."
+            )
+        indexes = (
+            [SimpleIndex.parse(self.index_url, option="--index-url")] if self.index_url else []
+        )
+        indexes += [SimpleIndex.parse(u, option="--extra-index-url") for u in self.extra_index_urls]
+        return (*(FindLinks.parse(location) for location in self.find_links), *indexes)
+
+
 def _choose(
     packages: Sequence[str],
     env_options: EnvironmentOptions,
+    given: _SourceOptions,
+    downloads: Downloads,
     *,
-    find_links: Sequence[str],
-    index_url: str | None,
-    extra_index_urls: Sequence[str],
-    python: str | None,
-    download_to: Path | None = None,
-) -> tuple[Environment, TargetPython, tuple[PackageChoice, ...], tuple[str, ...]]:
+    fetch_chosen: bool = False,
+) -> tuple[Target, tuple[IndexSource, ...], tuple[PackageChoice, ...]]:
+    """Check every input, detect, then run the ``select`` job."""
     from variant_bridge.detect.interpreter import resolve_target_python
-    from variant_bridge.indexes.urls import check_url
-    from variant_bridge.jobs.select import choose
+    from variant_bridge.jobs.select import Target, parse_requests, select
+    from variant_bridge.translate import supported_properties
 
-    if not find_links and index_url is None and not extra_index_urls:
-        raise click.UsageError("Give at least one --find-links DIR or --index-url URL.")
-    if python is not None and any(
-        t.partition("=")[0].strip() == "python" for t in env_options.targets
-    ):
-        raise click.UsageError(
-            "Give the target Python once: --python or --target python=, not both."
-        )
-    # Named by the option that carried them, before anything is detected or fetched.
-    if index_url is not None:
-        check_url(index_url, option="--index-url")
-    for url in extra_index_urls:
-        check_url(url, option="--extra-index-url")
+    sources = given.open(env_options)
+    requests = parse_requests(packages)
     env = env_options.detect()
-    target = resolve_target_python(python, env, prefix=env.prefix)
-    index_urls = tuple(u for u in (index_url, *extra_index_urls) if u)
-    choices = choose(
-        packages,
-        env=env,
-        python=target,
-        find_links=find_links,
-        index_urls=index_urls,
-        policy=env_options.cuda_policy,
-        download_to=download_to,
-    )
-    return env, target, choices, index_urls
+    python = resolve_target_python(given.python, env, prefix=env.prefix)
+    target = Target(env, python, supported_properties(env, policy=env_options.cuda_policy))
+    choices = select(requests, sources, target, downloads, fetch_chosen=fetch_chosen)
+    return target, sources, choices
+
+
+def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
+    return {
+        "requirement": duplicate.requirement,
+        "pypi": duplicate.pypi,
+        "conda": duplicate.conda,
+        "conda_version": duplicate.conda_version,
+        "required_by": duplicate.required_by,
+        "message": duplicate.message,
+    }
+
+
+def choice_json(choice: PackageChoice) -> dict[str, Any]:
+    """The ``--json`` shape of one package's choice (docs/cli.md)."""
+    chosen = choice.chosen
+    selected: dict[str, Any] | None = None
+    if chosen is not None:
+        candidate = chosen.candidate
+        variant = candidate.variant
+        selected = {
+            "filename": candidate.name,
+            "label": candidate.label,
+            "url": candidate.url,
+            "sha256": candidate.sha256,
+            "properties": [str(p) for p in variant.properties] if variant else [],
+            "reason": chosen.reason,
+        }
+    return {
+        "package": choice.files.project,
+        "version": choice.files.version,
+        "selected": selected,
+        "candidates": [
+            {
+                "filename": str(v.filename),
+                "label": v.label,
+                "compatible": v.compatible,
+                "rank": v.rank,
+                "reason": v.reason,
+            }
+            for v in choice.selection.verdicts
+        ],
+        "skipped": [{"filename": s.filename, "reason": s.reason} for s in choice.files.skipped],
+        "duplicates": [_duplicate_json(d) for d in choice.duplicates],
+        # False when the chosen wheel's requirements could not be read without downloading
+        # it (an index without PEP 658 metadata): `duplicates` is then not a clean bill.
+        "requirements_checked": choice.selected is None or choice.requirements is not None,
+    }
+
+
+def _downloads() -> Downloads:
+    """The command's one download directory; click removes it when the command ends."""
+    import tempfile
+    from pathlib import Path
+
+    from variant_bridge.indexes import Downloads
+
+    ctx = click.get_current_context()
+    return Downloads(Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="variant-bridge-"))))
 
 
 def _echo_choice(choice: PackageChoice) -> None:
@@ -104,9 +169,9 @@ def _echo_choice(choice: PackageChoice) -> None:
         mark = f"#{verdict.rank}" if verdict.rank is not None else " x"
         click.echo(f"  {mark:>3}  {verdict.filename}")
         click.echo(f"        {verdict.reason}")
-    for name, why in choice.files.skipped:
-        click.echo(f"    -  {name}")
-        click.echo(f"        skipped: {why}")
+    for skipped in choice.files.skipped:
+        click.echo(f"    -  {skipped.filename}")
+        click.echo(f"        skipped: {skipped.reason}")
     if choice.selected is not None and choice.requirements is None:
         click.echo(
             "  note: its requirements were not checked against the prefix's CUDA libraries "
@@ -114,7 +179,8 @@ def _echo_choice(choice: PackageChoice) -> None:
         )
 
 
-def _summary(env: Environment, target: TargetPython, policy: str) -> str:
+def _summary(target: Target) -> str:
+    env = target.env
     cuda = env.cuda
     arch = env.cuda_arch
     toolkit = env.toolkit
@@ -122,9 +188,11 @@ def _summary(env: Environment, target: TargetPython, policy: str) -> str:
         f"__cuda={cuda.version} ({cuda.source})" if cuda else "no __cuda",
         f"__cuda_arch={arch.version} ({arch.source})" if arch else "no __cuda_arch",
         f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version",
-        f"CUDA policy {policy}",
+        f"CUDA policy {target.supported.policy}",
     ]
-    return f"Environment: {env.origin} ({env.platform}); {', '.join(parts)}\nTarget: {target}"
+    return (
+        f"Environment: {env.origin} ({env.platform}); {', '.join(parts)}\nTarget: {target.python}"
+    )
 
 
 def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
@@ -160,19 +228,12 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
-    env, target, choices, _ = _choose(
-        packages,
-        env_options,
-        find_links=find_links,
-        index_url=index_url,
-        extra_index_urls=extra_index_urls,
-        python=python,
-    )
-    policy = env_options.cuda_policy or env.default_policy()
+    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
+    target, _, choices = _choose(packages, env_options, given, _downloads())
     if as_json:
-        echo_json([c.to_json() for c in choices])
+        echo_json([choice_json(c) for c in choices])
     else:
-        click.echo(_summary(env, target, policy))
+        click.echo(_summary(target))
         for choice in choices:
             click.echo()
             _echo_choice(choice)
@@ -223,58 +284,47 @@ def install(
       variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX" --installer pip
       variant-bridge install mypkg -f ./wheels --dry-run --json
     """
-    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
-    # their requirements for the duplicate check, then to install them. click removes the
-    # directory when the command ends, however it ends.
-    ctx = click.get_current_context()
-    downloads = Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="variant-bridge-")))
     from variant_bridge.install import install as run_install
-    from variant_bridge.install import plan_install
+    from variant_bridge.jobs.install import plan
 
-    env, target, choices, index_urls = _choose(
-        packages,
-        env_options,
-        find_links=find_links,
-        index_url=index_url,
-        extra_index_urls=extra_index_urls,
-        python=python,
-        download_to=downloads,
-    )
-    plan = plan_install(
+    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
+    # their requirements for the duplicate check, then to install them.
+    downloads = _downloads()
+    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
+    target, sources, choices = _choose(packages, env_options, given, downloads, fetch_chosen=True)
+    install_plan = plan(
         choices,
-        python=target,
+        python=target.python,
         installer=installer,  # type: ignore[arg-type]
-        find_links=find_links,
-        index_urls=index_urls,
-        platform=env.platform,
+        sources=sources,
+        platform=target.env.platform,
     )
-    policy = env_options.cuda_policy or env.default_policy()
     if not as_json:
-        click.echo(_summary(env, target, policy))
+        click.echo(_summary(target))
         for choice in choices:
             chosen = choice.chosen
             assert chosen is not None  # plan_install refused otherwise
             click.echo(f"  {choice.files.project} {choice.files.version}: {chosen.filename}")
             click.echo(f"      {chosen.reason}")
     _warn_duplicates(choices)
-    result = run_install(plan, dry_run=dry_run, cache_dir=downloads)
+    result = run_install(install_plan, downloads=downloads, dry_run=dry_run)
     if as_json:
         echo_json(
             {
-                "installer": plan.installer,
-                "python": target.executable,
+                "installer": install_plan.installer,
+                "python": target.python.executable,
                 "dry_run": dry_run,
                 "command": list(result.command),
                 "packages": [
-                    {**c.to_json(), "sha256_checked": sha}
+                    {**choice_json(c), "sha256_checked": sha}
                     for c, (_, sha) in zip(choices, result.hashes, strict=True)
                 ],
             }
         )
     else:
         verb = "Would install" if dry_run else "Installed"
-        names = ", ".join(c.name for c in plan.candidates)
-        click.echo(f"{verb} with {plan.installer} into {target.executable}: {names}")
+        names = ", ".join(c.name for c in install_plan.candidates)
+        click.echo(f"{verb} with {install_plan.installer} into {target.python.executable}: {names}")
         if dry_run and result.output:
             click.echo(result.output, err=True)
     sys.stdout.flush()

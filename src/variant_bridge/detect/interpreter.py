@@ -1,7 +1,10 @@
 """The interpreter a wheel is chosen for (and installed into), resolved and probed.
 
-Default: the prefix's python when the environment has one, else the running interpreter. Its
-wheel tags are :mod:`variant_bridge.platform_tags`' business.
+Default: the prefix's python when the environment has one, else the running interpreter. An
+interpreter given by path is read from its environment's files when they say enough (a venv's
+``pyvenv.cfg``, a conda prefix's python record, and the ``lib/pythonX.Y[t]`` directory that tells
+CPython and its ABI apart), else run once to ask. Its wheel tags are
+:mod:`variant_bridge.platform_tags`' business.
 """
 
 from __future__ import annotations
@@ -73,6 +76,52 @@ def _probe(executable: str) -> TargetPython:
     )
 
 
+def _config(path: Path) -> dict[str, str]:
+    """``key = value`` lines of a ``pyvenv.cfg``; empty when it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    pairs = (line.partition("=") for line in text.splitlines())
+    return {key.strip().lower(): value.strip() for key, sep, value in pairs if sep}
+
+
+def _conda_python(root: Path) -> str | None:
+    """The version of a conda prefix's ``python`` record, from its file name."""
+    for record in (root / "conda-meta").glob("python-[0-9]*.json"):
+        version = record.name[len("python-") :].partition("-")[0]
+        if _VERSION_RE.fullmatch(version):
+            return version
+    return None
+
+
+def _read_layout(executable: str) -> TargetPython | None:
+    """What probing *executable* would say, read from the files around it; ``None``: ask it.
+
+    Only a CPython in a venv or a conda prefix qualifies: ``pyvenv.cfg`` (or the python record)
+    gives the version, and ``lib/pythonX.Y`` (``lib/pythonX.Yt`` free-threaded) the ABI.
+    """
+    path = Path(executable)  # not resolved: a venv's bin/python links to the base interpreter
+    if os.name == "nt" or path.parent.name != "bin":
+        return None
+    root = path.parent.parent
+    config = _config(root / "pyvenv.cfg")
+    if config.get("implementation", "cpython").lower() != "cpython":
+        return None
+    version = config.get("version_info") or config.get("version") or _conda_python(root)
+    if version is None or not _VERSION_RE.fullmatch(version):
+        return None
+    major_minor = ".".join(version.split(".")[:2])
+    lib = root / "lib"
+    gil, free_threaded = (
+        (lib / f"python{major_minor}").is_dir(),
+        (lib / f"python{major_minor}t").is_dir(),
+    )
+    if gil == free_threaded:  # neither (another implementation?) or both: ask
+        return None
+    return TargetPython(version, executable, "cpython", "t" if free_threaded else "")
+
+
 def _prefix_interpreter(prefix: Path) -> Path | None:
     for candidate in (prefix / "bin" / "python", prefix / "python.exe"):
         if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -98,7 +147,7 @@ def resolve_target_python(
             raise InvalidTarget(
                 f"--python {python!r}: expected a version like 3.12 or a Python interpreter"
             )
-        probed = _probe(found)
+        probed = _read_layout(found) or _probe(found)
         return TargetPython(
             probed.version, probed.executable, probed.implementation, probed.abiflags, "--python"
         )

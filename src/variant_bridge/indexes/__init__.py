@@ -6,24 +6,40 @@
     [c.label for c in files.candidates]  # ['cu126', 'cu128', 'null', None]; None: plain wheel
     download(files.candidates[0], Path("dl"))  # hash-checked, never a partial file
 
-Sources: ``--find-links`` directories (or ``file://`` URLs, or ``http(s)://`` pages of links) and
-PEP 503 (HTML) / PEP 691 (JSON) simple indexes. pypi-simple, the only heavy import, is loaded only
-when an index page is parsed.
+Sources (:mod:`.sources`): ``--find-links`` directories (or ``file://`` URLs, or ``http(s)://``
+pages of links) and PEP 503 (HTML) / PEP 691 (JSON) simple indexes. pypi-simple, the only heavy
+import, is loaded only when an index page is parsed.
 """
 
 from __future__ import annotations
 
-from variant_bridge.indexes.candidates import Candidate, IndexFile, PackageFiles
-from variant_bridge.indexes.download import download, file_sha256, url_to_path
-from variant_bridge.indexes.finder import find_candidates, variants_json_name
+from variant_bridge.indexes.candidates import (
+    Candidate,
+    IndexFile,
+    PackageFiles,
+    Problem,
+    ProblemKind,
+    Skipped,
+)
+from variant_bridge.indexes.download import Downloads, download, file_sha256, url_to_path
+from variant_bridge.indexes.finder import find_candidates, find_files
+from variant_bridge.indexes.sources import FindLinks, IndexSource, SimpleIndex, open_sources
 
 __all__ = [
     "Candidate",
+    "Downloads",
+    "FindLinks",
     "IndexFile",
+    "IndexSource",
     "PackageFiles",
+    "Problem",
+    "ProblemKind",
+    "SimpleIndex",
+    "Skipped",
     "download",
     "file_sha256",
     "find_candidates",
+    "find_files",
+    "open_sources",
     "url_to_path",
-    "variants_json_name",
 ]

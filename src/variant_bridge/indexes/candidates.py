@@ -3,11 +3,13 @@
 A :class:`Candidate` is one wheel file with where it lives, its advertised hash, the index's
 ``requires-python`` / ``yanked`` attributes and, for a variant wheel, the variant its label stands
 for. :class:`PackageFiles` groups the candidates of the chosen version with the merged variant
-metadata and the files that were left out, each with the reason in words.
+metadata and the files that were left out, each with a :class:`Problem`: a kind to act on and the
+reason in words.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +17,44 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.metadata.model import VariantMetadata
 from variant_bridge.properties import VariantDescription
 
-__all__ = ["Candidate", "IndexFile", "PackageFiles"]
+__all__ = ["Candidate", "IndexFile", "PackageFiles", "Problem", "ProblemKind", "Skipped"]
+
+
+class ProblemKind(enum.Enum):
+    """Why a file cannot be used; code tests the kind, people read :attr:`Problem.text`."""
+
+    NOT_A_WHEEL = "not a wheel"
+    INVALID_FILENAME = "invalid filename"
+    OTHER_PROJECT = "another project's wheel"
+    UNREADABLE_WHEEL = "not a readable wheel"
+    REQUIRES_PYTHON = "excluded by requires-python"
+    YANKED = "yanked"
+    PASSED_OVER = "a newer version without a wheel for the target"
+    INVALID_VARIANT_METADATA = "invalid variant metadata"
+    UNKNOWN_LABEL = "label not in the variant metadata"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why one file cannot be used: its :attr:`kind` and the reason in words."""
+
+    kind: ProblemKind
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file of the project that was left out, and why."""
+
+    filename: str
+    problem: Problem
+
+    @property
+    def reason(self) -> str:
+        return self.problem.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +69,9 @@ class IndexFile:
         other projects are ignored there), ``False`` on a simple index's project page.
     :param problem: why a local file cannot be used although its name looks right (e.g. an
         unreadable wheel), or ``None``.
+    :param unread: a local wheel whose ``Requires-Python`` (and readability) is not known yet:
+        the finder reads it only when its version is considered (see
+        :func:`variant_bridge.indexes.findlinks.read_local_wheel`).
     """
 
     filename: str
@@ -41,7 +83,8 @@ class IndexFile:
     size: int | None = None
     path: Path | None = None
     flat: bool = False
-    problem: str | None = None
+    problem: Problem | None = None
+    unread: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +104,7 @@ class Candidate:
     :param variant: the variant the label stands for, resolved through the package's variant
         metadata; ``None`` for a non-variant wheel and for a variant wheel whose label the
         metadata lacks (then :attr:`problem` says why).
-    :param problem: why this variant wheel cannot be considered, in words; ``None`` when usable.
+    :param problem: why this variant wheel cannot be considered; ``None`` when usable.
     :param size: the size in bytes when known.
     """
 
@@ -72,7 +115,7 @@ class Candidate:
     requires_python: str | None = None
     yanked: str | bool | None = None
     variant: VariantDescription | None = None
-    problem: str | None = None
+    problem: Problem | None = None
     size: int | None = None
 
     @property
@@ -107,7 +150,7 @@ class PackageFiles:
     :param metadata: the merged variant metadata of the version (from the
         ``{name}-{version}-variants.json`` file, completed from the ``variant.json`` of wheels
         whose labels it lacks); ``None`` when the version has neither.
-    :param skipped: ``(filename, reason)`` for files that were left out: yanked, excluded by
+    :param skipped: the files that were left out, each with its problem: yanked, excluded by
         ``requires-python``, not a wheel, an invalid filename...
     :param sources: the find-links directories and index URLs searched, in order.
     :param metadata_sources: where :attr:`metadata` was read from (URLs or paths), in order.
@@ -117,7 +160,7 @@ class PackageFiles:
     version: str
     candidates: tuple[Candidate, ...]
     metadata: VariantMetadata | None = None
-    skipped: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[Skipped, ...] = ()
     sources: tuple[str, ...] = ()
     metadata_sources: tuple[str, ...] = ()
 

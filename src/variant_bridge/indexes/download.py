@@ -11,25 +11,23 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import socket
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from urllib.parse import unquote, urlsplit
 
 from variant_bridge import __version__
-from variant_bridge.errors import IndexReadError, InstallError
+from variant_bridge.errors import HashMismatch, IndexReadError
 from variant_bridge.indexes.candidates import Candidate
 
 __all__ = [
+    "Downloads",
     "Response",
     "download",
     "fetch",
     "file_sha256",
-    "split_hash_fragment",
     "url_to_path",
 ]
 
@@ -49,23 +47,13 @@ class Response:
     status: int = 200
 
 
-def split_hash_fragment(url: str) -> tuple[str, str | None]:
-    """Split ``URL#sha256=HEX`` into the URL without fragment and the sha256 (``None`` if absent).
-
-    >>> split_hash_fragment("https://x/f.whl#sha256=ABC")
-    ('https://x/f.whl', 'abc')
-    """
-    base, _, fragment = url.partition("#")
-    algorithm, _, value = fragment.partition("=")
-    if algorithm.lower() == "sha256" and value:
-        return base, value.lower()
-    return base, None
-
-
 def url_to_path(url: str) -> Path:
     """The local path of a ``file://`` URL."""
-    parsed = urllib.parse.urlsplit(url)
-    return Path(urllib.request.url2pathname(parsed.path))
+    if os.name == "nt":  # drive letters and UNC hosts: urllib knows them
+        from urllib.request import url2pathname
+
+        return Path(url2pathname(urlsplit(url).path))
+    return Path(unquote(urlsplit(url).path))
 
 
 def file_sha256(path: Path) -> str:
@@ -79,6 +67,9 @@ def file_sha256(path: Path) -> str:
 
 def _reason(error: BaseException) -> str:
     """A short reason in words for a failed fetch."""
+    import socket
+    import urllib.error
+
     if isinstance(error, urllib.error.HTTPError):
         return f"HTTP {error.code} {error.reason}".rstrip()
     if isinstance(error, urllib.error.URLError):
@@ -97,6 +88,10 @@ def _reason(error: BaseException) -> str:
 
 
 def _open(url: str, *, accept: str | None) -> IO[bytes]:
+    # urllib.request costs ~10 ms to import: only paid when something is fetched.
+    import urllib.error
+    import urllib.request
+
     headers = {"User-Agent": _USER_AGENT}
     if accept:
         headers["Accept"] = accept
@@ -117,6 +112,8 @@ def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) ->
     :param not_found_ok: return ``None`` on HTTP 404 (or a missing local file) instead of raising.
     :raises IndexReadError: naming the URL and the reason, e.g. ``connection refused``.
     """
+    import urllib.error
+
     try:
         response = _open(url, accept=accept)
     except IndexReadError as e:
@@ -166,7 +163,7 @@ def download(candidate: Candidate, dest_dir: Path) -> Path:
     reused without fetching.
 
     :returns: the path of the downloaded wheel, ``dest_dir / candidate.name``.
-    :raises InstallError: the content does not match the advertised sha256 (naming the file, the
+    :raises HashMismatch: the content does not match the advertised sha256 (naming the file, the
         expected and the actual hash); nothing is left in *dest_dir*.
     :raises IndexReadError: the file cannot be fetched (naming the URL and the reason).
     """
@@ -187,9 +184,8 @@ def download(candidate: Candidate, dest_dir: Path) -> Path:
                 except OSError as e:
                     raise IndexReadError(f"cannot download {url}: {_reason(e)}") from e
             if expected is not None and actual != expected:
-                raise InstallError(
-                    f"hash mismatch for {candidate.name} from {url}: expected sha256 {expected}, "
-                    f"got {actual}"
+                raise HashMismatch(
+                    f"hash mismatch for {candidate.name} from {url}", expected, actual
                 )
             os.replace(tmp, target)
         except BaseException:
@@ -197,3 +193,35 @@ def download(candidate: Candidate, dest_dir: Path) -> Path:
                 tmp.unlink()
             raise
     return target
+
+
+class Downloads:
+    """The one directory a command downloads wheels into; each file is fetched at most once.
+
+    Reading a wheel's ``variant.json``, its requirements and installing it all ask here, so a wheel
+    downloaded for one of them is reused by the others (hash-checked when it landed).
+    """
+
+    __slots__ = ("_fetched", "directory")
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._fetched: dict[str, Path] = {}
+
+    @classmethod
+    @contextlib.contextmanager
+    def temporary(cls) -> Iterator[Downloads]:
+        """A directory removed when the ``with`` block ends."""
+        with tempfile.TemporaryDirectory(prefix="variant-bridge-") as scratch:
+            yield cls(Path(scratch))
+
+    def get(self, candidate: Candidate) -> Path:
+        """The local copy of *candidate*: :func:`download` it unless this command already has."""
+        path = self._fetched.get(candidate.url)
+        if path is None:
+            path = self._fetched[candidate.url] = download(candidate, self.directory)
+        return path
+
+    def fetched(self, candidate: Candidate) -> Path | None:
+        """The copy of *candidate* downloaded earlier in this command, if any."""
+        return self._fetched.get(candidate.url)

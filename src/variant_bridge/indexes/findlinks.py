@@ -3,24 +3,26 @@
 A directory lists its files flat, many projects side by side. Wheels carry no index attributes
 there, so their ``Requires-Python`` is read from the ``METADATA`` inside the zip (the central
 directory only, cheap even for big wheels): a find-links directory and an index serving the same
-files then skip the same wheels.
+files then skip the same wheels. The finder lists lazily and reads a wheel only when its version
+is considered (:func:`read_local_wheel`), so a directory of thousands of releases costs a listing.
 """
 
 from __future__ import annotations
 
 import os
 import zipfile
+from dataclasses import replace
 from email.parser import BytesHeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from variant_bridge.errors import IndexReadError
-from variant_bridge.indexes.candidates import IndexFile
+from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
 from variant_bridge.indexes.simple import parse_links_page
 
-__all__ = ["list_find_links", "location_name", "wheel_requires_python"]
+__all__ = ["list_find_links", "location_name", "read_local_wheel", "wheel_requires_python"]
 
 
 def location_name(location: str | os.PathLike[str]) -> str:
@@ -53,11 +55,23 @@ def wheel_requires_python(path: Path) -> str | None:
     return text or None
 
 
+def read_local_wheel(file: IndexFile) -> IndexFile:
+    """*file* with the ``Requires-Python`` of its local wheel, or the problem reading it."""
+    assert file.path is not None  # only local wheels are listed unread
+    try:
+        requires_python = wheel_requires_python(file.path)
+    except ValueError as e:
+        return replace(file, problem=Problem(ProblemKind.UNREADABLE_WHEEL, str(e)), unread=False)
+    return replace(file, requires_python=requires_python, unread=False)
+
+
 def _wheel_project(filename: str) -> str:
     return canonicalize_name(filename.split("-", 1)[0])
 
 
-def _list_directory(directory: Path, source: str, project: str | None) -> list[IndexFile]:
+def _list_directory(
+    directory: Path, source: str, project: str | None, *, lazy: bool
+) -> list[IndexFile]:
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except FileNotFoundError:
@@ -71,32 +85,22 @@ def _list_directory(directory: Path, source: str, project: str | None) -> list[I
         if not entry.is_file() or entry.name.startswith("."):
             continue
         path = Path(entry.path).absolute()
-        requires_python: str | None = None
-        problem: str | None = None
-        if entry.name.endswith(".whl") and (
-            project is None or _wheel_project(entry.name) == project
-        ):
-            try:
-                requires_python = wheel_requires_python(path)
-            except ValueError as e:
-                problem = str(e)
-        files.append(
-            IndexFile(
-                filename=entry.name,
-                url=path.as_uri(),
-                source=source,
-                requires_python=requires_python,
-                size=entry.stat().st_size,
-                path=path,
-                flat=True,
-                problem=problem,
-            )
+        file = IndexFile(
+            filename=entry.name,
+            url=path.as_uri(),
+            source=source,
+            size=entry.stat().st_size,
+            path=path,
+            flat=True,
+            unread=entry.name.endswith(".whl")
+            and (project is None or _wheel_project(entry.name) == project),
         )
+        files.append(file if lazy or not file.unread else read_local_wheel(file))
     return files
 
 
 def list_find_links(
-    location: str | os.PathLike[str], *, project: str | None = None
+    location: str | os.PathLike[str], *, project: str | None = None, lazy: bool = False
 ) -> list[IndexFile]:
     """Every file a find-links location offers (all projects; the caller filters).
 
@@ -104,6 +108,8 @@ def list_find_links(
         HTML page of links.
     :param project: read ``Requires-Python`` only from this project's wheels (a big directory
         of other projects' wheels is then not opened); ``None``: from every wheel.
+    :param lazy: read no wheel now: they are listed with ``unread`` set, for
+        :func:`read_local_wheel` to read when needed.
     :raises IndexReadError: the directory does not exist or the page cannot be fetched.
     """
     text = os.fspath(location)
@@ -112,4 +118,6 @@ def list_find_links(
         response = fetch(text)
         assert response is not None  # fetch only returns None when not_found_ok
         return parse_links_page(response, source=source)
-    return _list_directory(Path(source), source, canonicalize_name(project) if project else None)
+    return _list_directory(
+        Path(source), source, canonicalize_name(project) if project else None, lazy=lazy
+    )

@@ -1,27 +1,39 @@
-"""Read variant metadata from files: JSON documents, wheel zips and installed ``*.dist-info`` dirs.
+"""Read variant metadata from files: index files, wheel zips and installed ``*.dist-info`` dirs.
 
-The parsing itself is :mod:`variant_bridge.metadata` (pure); this module only opens things and
-names them in errors. A member of a wheel is named ``{wheel}!{member}``.
+The parsing and merging are :mod:`variant_bridge.metadata` (pure); this module opens things and
+names them in errors (a member of a wheel is ``{wheel}!{member}``). For one release it reads the
+``{name}-{version}-variants.json`` files a source has, then the ``variant.json`` inside one wheel
+per label they lack (PEP 825 PR #5100), downloading remote wheels (hash-checked) for that.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import sys
 import zipfile
 import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from variant_bridge.errors import InvalidMetadata
+from variant_bridge.errors import HashMismatch, IndexReadError, InvalidMetadata
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.metadata.model import VariantMetadata
-from variant_bridge.metadata.parse import read_variant_json, single_variant
+from variant_bridge.indexes.candidates import Candidate, IndexFile, Problem, ProblemKind
+from variant_bridge.indexes.download import Downloads, fetch, url_to_path
+from variant_bridge.metadata import (
+    VariantMetadata,
+    merge_metadata,
+    read_variant_json,
+    single_variant,
+)
 from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "VARIANT_JSON",
-    "load_variant_metadata",
+    "complete_metadata",
     "read_dist_info_variant",
+    "read_variants_files",
     "read_wheel_variant_metadata",
 ]
 
@@ -40,15 +52,6 @@ def _read_bytes(path: Path, what: str) -> bytes:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InvalidMetadata(f"{path}: cannot read {what}: {reason}") from error
-
-
-def load_variant_metadata(path: str | os.PathLike[str]) -> VariantMetadata:
-    """Read a ``variant.json`` or ``{name}-{version}-variants.json`` file.
-
-    :raises InvalidMetadata: naming *path*, when it cannot be read or is malformed.
-    """
-    file = Path(path)
-    return read_variant_json(_read_bytes(file, "variant metadata"), source=str(file))
 
 
 def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadata | None:
@@ -114,3 +117,90 @@ def read_dist_info_variant(dist_info: str | os.PathLike[str]) -> VariantDescript
         return None
     meta = read_variant_json(_read_bytes(file, "variant metadata"), source=str(file))
     return single_variant(meta, source=str(file))
+
+
+def _body(file: IndexFile) -> bytes:
+    if file.path is not None:
+        try:
+            return file.path.read_bytes()
+        except OSError as e:
+            raise IndexReadError(f"cannot read {file.path}: {e.strerror}") from e
+    response = fetch(file.url)
+    assert response is not None  # fetch returns None only when not_found_ok
+    actual = hashlib.sha256(response.body).hexdigest()
+    if file.sha256 is not None and actual != file.sha256:
+        raise HashMismatch(
+            f"hash mismatch for {file.filename} from {file.url}", file.sha256, actual
+        )
+    return response.body
+
+
+def read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | None, list[str]]:
+    """The merged ``*-variants.json`` *files* of one release, and where they were read from.
+
+    :raises IndexReadError: a file cannot be read; :raises HashMismatch: a remote one does not
+        have its advertised sha256; :raises InvalidMetadata: one is malformed (naming it).
+    """
+    merged: VariantMetadata | None = None
+    where: list[str] = []
+    for file in files:
+        location = str(file.path) if file.path is not None else file.url
+        meta = read_variant_json(_body(file), source=location)
+        merged = meta if merged is None else merge_metadata(merged, meta, source=location)
+        where.append(location)
+    return merged, where
+
+
+def _read_cost(candidate: Candidate) -> tuple[bool, int, str]:
+    remote = not candidate.url.startswith("file:")
+    size = candidate.size if candidate.size is not None else sys.maxsize
+    return (remote, size if remote else 0, candidate.name)
+
+
+def _local_copy(candidate: Candidate, downloads: Downloads) -> Path:
+    """The find-links file itself, else a hash-checked download."""
+    if candidate.url.startswith("file:"):
+        return url_to_path(candidate.url)
+    return downloads.get(candidate)
+
+
+def complete_metadata(
+    candidates: Sequence[Candidate],
+    meta: VariantMetadata | None,
+    where: list[str],
+    downloads: Downloads,
+) -> tuple[VariantMetadata | None, dict[str, Problem]]:
+    """Read ``variant.json`` from one wheel per label *meta* lacks; return problems per label.
+
+    :param where: the locations *meta* was read from; the wheels read are appended.
+    :raises HashMismatch: a downloaded wheel does not have its advertised sha256.
+    :raises IndexReadError: a remote wheel cannot be fetched.
+    """
+    known = set(meta.labels) if meta is not None else set()
+    # Every wheel of a label carries the same variant.json (PEP 825), so one per label will do:
+    # a local one first, else the smallest download.
+    first_per_label: dict[str, Candidate] = {}
+    for candidate in sorted(candidates, key=_read_cost):
+        label = candidate.label
+        if label is not None and label not in known:
+            first_per_label.setdefault(label, candidate)
+    problems: dict[str, Problem] = {}
+    for label, candidate in sorted(first_per_label.items()):
+        local = candidate.url.startswith("file:")
+        path = _local_copy(candidate, downloads)
+        location = str(path) if local else candidate.url
+        try:
+            wheel_meta = read_wheel_variant_metadata(path)
+            assert wheel_meta is not None  # a labelled wheel gives metadata or an error
+            merged = (
+                wheel_meta if meta is None else merge_metadata(meta, wheel_meta, source=location)
+            )
+        except InvalidMetadata as e:
+            # One broken wheel makes its label unusable, not the whole release: selection
+            # reports it as the reason that wheel is incompatible.
+            text = str(e).replace(str(path), location)
+            problems[label] = Problem(ProblemKind.INVALID_VARIANT_METADATA, text)
+            continue
+        meta = merged
+        where.append(location)
+    return meta, problems

@@ -1,5 +1,6 @@
 """Hand the chosen wheels to uv or pip, exactly those files, hash-checked first.
 
+:func:`plan_install` checks that everything is there; :func:`install` (:mod:`._run`) runs it.
 Every chosen wheel is downloaded (or copied from find-links) and checked against the sha256 the
 index advertised *before* the installer runs, so a mismatch installs nothing. The installer gets
 the local files plus the same indexes, to resolve the remaining dependencies.
@@ -12,16 +13,7 @@ is pointed at the file's real origin instead of the staging copy, so ``export`` 
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
-import json
-import os
 import shutil
-import subprocess
-import tempfile
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +23,11 @@ from packaging.utils import canonicalize_name
 
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
-from variant_bridge.indexes import Candidate
-from variant_bridge.indexes.download import download, file_sha256
-from variant_bridge.jobs.select import PackageChoice
+from variant_bridge.indexes import Candidate, FindLinks, IndexSource, SimpleIndex
+from variant_bridge.install._run import InstallResult, install
 from variant_bridge.platform_tags import TargetPython
 
 __all__ = [
-    "INSTALLERS",
     "InstallPlan",
     "InstallResult",
     "Installer",
@@ -47,7 +37,6 @@ __all__ = [
 ]
 
 Installer = Literal["uv", "pip"]
-INSTALLERS: tuple[Installer, ...] = ("uv", "pip")
 
 
 def find_uv() -> str | None:
@@ -91,45 +80,66 @@ class InstallPlan:
             uv = find_uv()
             assert uv is not None  # plan_install() guarantees it
             head = [uv, "pip", "install", "--python", self.python.executable]
-            # The chosen files replace whatever variant of the same version is installed.
+            # The chosen files replace whatever variant of the same version is installed. A dry
+            # run leaves out what is surely not installed: the flag makes uv ask the interpreter
+            # again (~40 ms) for nothing.
             for candidate in self.candidates:
-                head += ["--reinstall-package", candidate.filename.name]
+                name = candidate.filename.name
+                if not dry_run or _may_be_installed(self.python.executable, name):
+                    head += ["--reinstall-package", name]
         else:
             head = [self.python.executable, "-m", "pip", "install", "--disable-pip-version-check"]
         tail = ["--dry-run"] if dry_run else []
         return [*head, *[str(w) for w in wheels], *sources, *tail]
 
 
+def _may_be_installed(executable: str, project: str) -> bool:
+    """``False`` only when *executable*'s venv or prefix surely has no *project* installed: its
+    one ``lib/python*/site-packages`` lists no such ``.dist-info`` and no system site-packages
+    are added."""
+    root = Path(executable).parent.parent
+    sites = list(root.glob("lib/python*/site-packages"))
+    config = root / "pyvenv.cfg"
+    if len(sites) != 1 or (
+        config.is_file() and "include-system-site-packages = true" in config.read_text().lower()
+    ):
+        return True
+    wanted = canonicalize_name(project)
+    return any(
+        canonicalize_name(entry.name.partition("-")[0]) == wanted
+        for entry in sites[0].iterdir()
+        if entry.name.endswith(".dist-info")
+    )
+
+
 def plan_install(
-    choices: Sequence[PackageChoice],
+    candidates: Sequence[Candidate],
     *,
     python: TargetPython,
     installer: Installer | None = None,
-    find_links: Sequence[str | os.PathLike[str]] = (),
-    index_urls: Sequence[str] = (),
+    sources: Sequence[IndexSource] = (),
     platform: str | None = None,
 ) -> InstallPlan:
-    """Check that everything needed to install is there; nothing runs yet.
+    """Check that everything needed to install *candidates* is there; nothing runs yet.
 
+    :param sources: where the installer resolves the remaining dependencies (find-links
+        locations and indexes, as the wheels were chosen from).
     :param platform: the conda platform the wheels were chosen for; it must be this machine's,
         where the target interpreter runs.
-
-    :raises InstallError: a package has no compatible wheel (every rejection listed), there is no
-        interpreter to install into, or the requested installer is missing.
+    :raises InstallError: there is no interpreter to install into, the wheels were chosen for
+        another platform, or the requested installer is missing.
     """
-    missing = [c for c in choices if c.selected is None]
-    if missing:
-        raise InstallError("; ".join(c.failure() for c in missing))
     if python.executable is None:
         raise InstallError(
             f"no interpreter to install into (target is {python}): pass --python PATH"
         )
-    if platform is not None and platform != host_subdir():
-        raise InstallError(
-            f"the wheels were chosen for {platform}, but {python.executable} runs on "
-            f"{host_subdir()}: install on a machine of that platform, or choose with "
-            f"--platform {host_subdir()}"
-        )
+    if platform is not None:
+        host = host_subdir()
+        if platform != host:
+            raise InstallError(
+                f"the wheels were chosen for {platform}, but {python.executable} runs on "
+                f"{host}: install on a machine of that platform, or choose with --platform {host}"
+            )
     if installer is None:
         installer = "uv" if find_uv() is not None else "pip"
     elif installer == "uv" and find_uv() is None:
@@ -137,193 +147,7 @@ def plan_install(
     return InstallPlan(
         installer,
         python,
-        tuple(c.selected for c in choices if c.selected is not None),
-        tuple(os.fspath(f) for f in find_links),
-        tuple(index_urls),
+        tuple(candidates),
+        tuple(s.location for s in sources if isinstance(s, FindLinks)),
+        tuple(s.url for s in sources if isinstance(s, SimpleIndex)),
     )
-
-
-def _stage(candidate: Candidate, downloads: Path, staging: Path) -> Path:
-    path = download(candidate, downloads)
-    try:
-        with zipfile.ZipFile(path):
-            pass
-    except (zipfile.BadZipFile, OSError) as e:
-        raise InstallError(
-            f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
-        ) from e
-    staged = staging / candidate.filename.base
-    shutil.copyfile(path, staged)
-    return staged
-
-
-_STATE = """
-import importlib.metadata as m, json, sysconfig
-out = {}
-for d in m.distributions():
-    name = (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-    text = d.read_text("variant.json")
-    try:
-        label = next(iter(json.loads(text)["variants"])) if text else None
-    except Exception:
-        label = "?"
-    out[name] = [d.version, label]
-paths = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
-print(json.dumps({"installed": out, "site": list(dict.fromkeys(paths))}))
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    installed: dict[str, tuple[str, str | None]]
-    site_packages: tuple[Path, ...]
-
-
-def _state(python: str) -> _State:
-    """What the target interpreter has installed: name -> (version, variant label)."""
-    try:
-        proc = subprocess.run(
-            [python, "-c", _STATE], capture_output=True, text=True, check=False, timeout=120
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
-    try:
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-            raise ValueError(last)
-        data = json.loads(proc.stdout)
-    except ValueError as e:
-        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
-    installed = {name: (version, label) for name, (version, label) in data["installed"].items()}
-    return _State(installed, tuple(Path(p) for p in data["site"]))
-
-
-def _failure(installer: str, returncode: int, output: str) -> str:
-    # Installers explain a failure over several lines (uv: "× No solution found", "╰─▶ because
-    # ..."); keep the lines that say why, joined into the one line the CLI prints.
-    lines = [line.strip(" ×╰─▶│") for line in output.splitlines()]
-    lines = [line for line in lines if line and not line.startswith(("Using Python", "Resolved"))]
-    return f"{installer} failed (exit {returncode}): {' '.join(lines[-8:]) or 'no output'}"
-
-
-def _record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"sha256={digest}"
-
-
-def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: str) -> None:
-    """Point the installed ``direct_url.json`` at the wheel's real URL (PEP 610), fix RECORD."""
-    name = canonicalize_name(candidate.filename.name).replace("-", "_")
-    stem = f"{name}-{candidate.filename.version}"
-    for root in site_packages:
-        dist_info = next(
-            (p for p in root.glob("*.dist-info") if p.name.lower() == f"{stem}.dist-info".lower()),
-            None,
-        )
-        if dist_info is None:
-            continue
-        data = (
-            json.dumps(
-                {
-                    "url": candidate.url,
-                    "archive_info": {"hashes": {"sha256": sha256}, "hash": f"sha256={sha256}"},
-                },
-                indent=2,
-            ).encode()
-            + b"\n"
-        )
-        (dist_info / "direct_url.json").write_bytes(data)
-        record = dist_info / "RECORD"
-        if record.is_file():
-            rows = list(csv.reader(io.StringIO(record.read_text(encoding="utf-8"))))
-            relative = f"{dist_info.name}/direct_url.json"
-            rows = [r for r in rows if r and r[0] != relative]
-            rows.append([relative, _record_hash(data), str(len(data))])
-            out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows(rows)
-            record.write_text(out.getvalue(), encoding="utf-8")
-        return
-
-
-@dataclass(frozen=True, slots=True)
-class InstallResult:
-    plan: InstallPlan
-    command: tuple[str, ...]
-    returncode: int
-    output: str
-    hashes: tuple[tuple[str, str], ...]
-    """``(filename, sha256)`` of every staged wheel, as checked."""
-
-
-def install(
-    plan: InstallPlan, *, dry_run: bool = False, cache_dir: Path | None = None
-) -> InstallResult:
-    """Download and hash-check every wheel of *plan*, then run the installer once.
-
-    :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
-    :raises IndexReadError: a wheel cannot be fetched (nothing installed).
-    """
-    assert plan.python.executable is not None  # plan_install() guarantees it
-    with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
-        downloads = cache_dir if cache_dir is not None else Path(work) / "downloads"
-        staging = Path(work) / "staging"
-        staging.mkdir()
-        wheels = [_stage(c, downloads, staging) for c in plan.candidates]
-        hashes = tuple(
-            (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
-        )
-        # Only pip needs to know beforehand (it keeps a same-version install of another variant).
-        before = _state(plan.python.executable) if plan.installer == "pip" else None
-        command = plan.command(wheels, dry_run=dry_run)
-        proc = _run(command, plan.installer)
-        output = (proc.stdout + proc.stderr).strip()
-        # pip keeps an installed distribution of the same version whatever file it came from
-        # (another variant label): those are replaced afterwards, without touching their deps.
-        same = [
-            (c, w)
-            for c, w in zip(plan.candidates, wheels, strict=True)
-            if before is not None
-            and before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
-            == c.filename.version
-        ]
-        if plan.installer == "pip" and same and dry_run:
-            names = ", ".join(c.name for c, _ in same)
-            output += (
-                f"\nnote: pip's dry run keeps the installed version of {names}; the real run "
-                "replaces it with the chosen file (pip install --no-deps --force-reinstall)"
-            )
-        elif plan.installer == "pip" and same:
-            pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
-            _run([*pip, "--force-reinstall", *(str(w) for _, w in same)], plan.installer)
-        if not dry_run:
-            after = _state(plan.python.executable)
-            for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
-                _verify(after, candidate)
-                _record_origin(after.site_packages, candidate, sha)
-    return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
-
-
-def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if installer == "pip":
-        env.setdefault("PIP_NO_INPUT", "1")
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    except OSError as e:
-        raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e
-    if proc.returncode != 0:
-        raise InstallError(_failure(installer, proc.returncode, proc.stdout + proc.stderr))
-    return proc
-
-
-def _verify(state: _State, candidate: Candidate) -> None:
-    """The installed distribution must be the chosen file's version and variant label."""
-    name = canonicalize_name(candidate.filename.name)
-    found = state.installed.get(name)
-    wanted = (candidate.filename.version, candidate.label)
-    if found is None or (found[0], found[1]) != wanted:
-        have = "nothing" if found is None else f"{found[0]} [{found[1] or 'non-variant'}]"
-        raise InstallError(
-            f"after installing {candidate.name}, the interpreter has {name} {have}, not "
-            f"{wanted[0]} [{wanted[1] or 'non-variant'}]"
-        )

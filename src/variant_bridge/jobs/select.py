@@ -1,46 +1,76 @@
-"""Choose, for each requested package, the wheel that agrees with the environment's conda view.
+"""The ``select`` use case: for each requested package, the wheel that agrees with the environment.
 
-The data flow of ``select`` / ``install`` (architecture.md): candidates from find-links dirs and
-simple indexes -> the bridged supported properties of the environment -> PEP 825 ranking with a
-verdict for every file -> the CUDA libraries the chosen wheel would bring again beside the
-prefix's conda copies.
+It reads as the spec's steps over two abstractions (the shape of pypa/installer's ``install()``):
+the index sources (:mod:`variant_bridge.indexes`) give each package's files and variant metadata;
+the pure core ranks the variants (:mod:`variant_bridge.ranking`) and chooses a wheel
+(:mod:`variant_bridge.wheel_selection`); then the chosen wheel's requirements are compared with
+the prefix's conda CUDA libraries. Inputs arrive checked (:func:`parse_requests`, the sources'
+own ``parse``); every download goes to the one :class:`~variant_bridge.indexes.Downloads`.
+See docs/semantics.md §6.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
-from variant_bridge.environment import CudaPolicy, Environment
+from variant_bridge.environment import Environment
 from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.indexes import Candidate, PackageFiles, find_candidates
-from variant_bridge.indexes.download import download, fetch, url_to_path
-from variant_bridge.indexes.urls import check_find_links, check_url
+from variant_bridge.indexes import (
+    Candidate,
+    Downloads,
+    IndexSource,
+    PackageFiles,
+    ProblemKind,
+    find_files,
+    url_to_path,
+)
+from variant_bridge.indexes.download import fetch
 from variant_bridge.mappings import MappingTables, load_tables
-from variant_bridge.metadata.model import VariantMetadata
 from variant_bridge.platform_tags import TargetPython, target_tags
 from variant_bridge.properties import NULL_LABEL
-from variant_bridge.select import Selection, VariantRanker, Verdict, select_wheel
-from variant_bridge.translate import explain_unsupported, supported_properties
+from variant_bridge.ranking import Priorities, VariantRanker
+from variant_bridge.translate import explain_unsupported
 from variant_bridge.translate.supported import SupportedProperties
+from variant_bridge.wheel_selection import Selection, Verdict, select_wheel
 
 __all__ = [
     "Duplicate",
     "PackageChoice",
-    "choose",
+    "PackageRequest",
+    "Target",
     "parse_request",
+    "parse_requests",
+    "select",
     "wheel_requirements",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the wheels are chosen for: the environment, its interpreter and what it supports."""
+
+    env: Environment
+    python: TargetPython
+    supported: SupportedProperties
+    """Computed once from :attr:`env` (its ``policy`` is the CUDA policy decided then)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PackageRequest:
+    """One requested package, as typed and as parsed."""
+
+    text: str
+    requirement: Requirement
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +91,6 @@ class Duplicate:
             f"has {self.conda} {self.conda_version} (conda): the same CUDA library would load "
             "twice"
         )
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "requirement": self.requirement,
-            "pypi": self.pypi,
-            "conda": self.conda,
-            "conda_version": self.conda_version,
-            "required_by": self.required_by,
-            "message": self.message,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,41 +117,6 @@ class PackageChoice:
         reasons = "; ".join(f"{v.filename}: {v.reason}" for v in self.selection.verdicts)
         return f"no compatible wheel for {self.request} {self.files.version}: {reasons}"
 
-    def to_json(self) -> dict[str, Any]:
-        chosen = self.chosen
-        selected: dict[str, Any] | None = None
-        if chosen is not None:
-            candidate = chosen.candidate
-            variant = candidate.variant
-            selected = {
-                "filename": candidate.name,
-                "label": candidate.label,
-                "url": candidate.url,
-                "sha256": candidate.sha256,
-                "properties": [str(p) for p in variant.properties] if variant else [],
-                "reason": chosen.reason,
-            }
-        return {
-            "package": self.files.project,
-            "version": self.files.version,
-            "selected": selected,
-            "candidates": [
-                {
-                    "filename": str(v.filename),
-                    "label": v.label,
-                    "compatible": v.compatible,
-                    "rank": v.rank,
-                    "reason": v.reason,
-                }
-                for v in self.selection.verdicts
-            ],
-            "skipped": [{"filename": name, "reason": why} for name, why in self.files.skipped],
-            "duplicates": [d.to_json() for d in self.duplicates],
-            # False when the chosen wheel's requirements could not be read without downloading
-            # it (an index without PEP 658 metadata): `duplicates` is then not a clean bill.
-            "requirements_checked": self.selected is None or self.requirements is not None,
-        }
-
 
 def parse_request(text: str) -> Requirement:
     """``torch``, ``torch==2.9.0`` or ``torch>=2.8``; markers and URLs are refused.
@@ -157,20 +142,22 @@ def parse_request(text: str) -> Requirement:
     return requirement
 
 
-def _compatible_labels(
-    metadata: VariantMetadata | None, supported: SupportedProperties
-) -> frozenset[str]:
-    if metadata is None:
-        return frozenset()
-    ranker = VariantRanker(
-        supported, namespace_priorities=metadata.namespace_priorities, static=metadata.providers
-    )
-    return frozenset(d.label for d in metadata.variants if ranker.is_compatible(d))
+def parse_requests(texts: Iterable[str]) -> tuple[PackageRequest, ...]:
+    """Each request parsed once; a project may be requested once.
+
+    :raises InvalidTarget: a malformed request, or a project named twice.
+    """
+    requests = tuple(PackageRequest(text, parse_request(text)) for text in texts)
+    seen: set[str] = set()
+    for request in requests:
+        name = canonicalize_name(request.requirement.name)
+        if name in seen:
+            raise InvalidTarget(f"{request.requirement.name!r} is requested more than once")
+        seen.add(name)
+    return requests
 
 
-def _check_unreadable(
-    files: PackageFiles, selected: Candidate | None, supported: SupportedProperties
-) -> None:
+def _refuse_damaged(files: PackageFiles, selected: Candidate | None, ranker: VariantRanker) -> None:
     """Refuse to choose around a damaged file of the chosen version that could have won.
 
     A corrupt file that could never beat the selection (a plain wheel when a variant was chosen,
@@ -178,12 +165,12 @@ def _check_unreadable(
     best match is an error, since choosing around it would install something worse silently.
     """
     chosen_label = selected.label if selected is not None else None
-    compatible_labels: frozenset[str] | None = None  # ranked only when a damaged variant needs it
-    for name, reason in files.skipped:
-        if not reason.startswith("not a readable wheel"):
+    variants = {d.label: d for d in files.metadata.variants} if files.metadata else {}
+    for skipped in files.skipped:
+        if skipped.problem.kind is not ProblemKind.UNREADABLE_WHEEL:
             continue
         try:
-            wheel = WheelFilename.parse(name)
+            wheel = WheelFilename.parse(skipped.filename)
         except InvalidWheelFilename:
             continue
         if wheel.version != files.version:
@@ -193,56 +180,58 @@ def _check_unreadable(
         elif wheel.label == NULL_LABEL:  # the null variant ranks after compatible variants
             harmless = chosen_label not in (None, NULL_LABEL)
         else:
-            if compatible_labels is None:
-                compatible_labels = _compatible_labels(files.metadata, supported)
-            harmless = wheel.label not in compatible_labels
+            description = variants.get(wheel.label)
+            harmless = description is None or not ranker.assess(description).compatible
         if not harmless:
             raise SelectionError(
-                f"{name} in {', '.join(files.sources)}: {reason}; replace or remove it "
-                "(it may be the best match for this environment)"
+                f"{skipped.filename} in {', '.join(files.sources)}: {skipped.reason}; replace or "
+                "remove it (it may be the best match for this environment)"
             )
 
 
-def wheel_requirements(
-    candidate: Candidate, *, download_to: Path | None = None
-) -> tuple[str, ...] | None:
-    """``Requires-Dist`` of a wheel, read from a local file or a PEP 658 ``.metadata`` file.
+def _metadata_text(path: Path) -> str | None:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            name = next(
+                (
+                    n
+                    for n in zf.namelist()
+                    if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+                ),
+                None,
+            )
+            return zf.read(name).decode("utf-8", "replace") if name is not None else None
+    except (OSError, zipfile.BadZipFile):
+        return None
 
-    :param download_to: when given, a remote wheel without ``.metadata`` is downloaded (and
-        hash-checked) there to be read; ``install`` passes its download directory, so the file
-        is fetched once.
-    :returns: ``None`` when the requirements cannot be read without downloading the wheel.
+
+def wheel_requirements(
+    candidate: Candidate, downloads: Downloads, *, fetch_wheel: bool = False
+) -> tuple[str, ...] | None:
+    """``Requires-Dist`` of a wheel: from its local file, a copy this command already
+    downloaded, or a PEP 658 ``.metadata`` file.
+
+    :param fetch_wheel: download the wheel (hash-checked, into *downloads*) when nothing cheaper
+        has its requirements; ``install`` asks for this, since it needs the file anyway.
+    :returns: ``None`` when the requirements cannot be read that way.
     """
+    local = (
+        url_to_path(candidate.url)
+        if candidate.url.startswith("file:")
+        else downloads.fetched(candidate)
+    )
     text: str | None = None
-    local: Path | None = None
-    if candidate.url.startswith("file:"):
-        local = url_to_path(candidate.url)
+    if local is not None:
+        text = _metadata_text(local)
     else:
         response = fetch(candidate.url + ".metadata", not_found_ok=True)
         if response is not None:
             text = response.body.decode("utf-8", "replace")
-        elif download_to is not None:
-            local = download(candidate, download_to)
-    if local is not None:
-        path = local
-        try:
-            with zipfile.ZipFile(path) as zf:
-                name = next(
-                    (
-                        n
-                        for n in zf.namelist()
-                        if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
-                    ),
-                    None,
-                )
-                if name is not None:
-                    text = zf.read(name).decode("utf-8", "replace")
-        except (OSError, zipfile.BadZipFile):
-            return None
+        elif fetch_wheel:
+            text = _metadata_text(downloads.get(candidate))
     if text is None:
         return None
-    headers = HeaderParser().parsestr(text)
-    return tuple(headers.get_all("Requires-Dist") or ())
+    return tuple(HeaderParser().parsestr(text).get_all("Requires-Dist") or ())
 
 
 def _duplicates(
@@ -269,81 +258,59 @@ def _duplicates(
     return tuple(found)
 
 
-def choose(
-    requests: Sequence[str],
+def select(
+    requests: Sequence[PackageRequest],
+    sources: Sequence[IndexSource],
+    target: Target,
+    downloads: Downloads,
     *,
-    env: Environment,
-    python: TargetPython,
-    find_links: Sequence[str | os.PathLike[str]] = (),
-    index_urls: Sequence[str] = (),
-    policy: CudaPolicy | None = None,
-    cache_dir: Path | None = None,
-    supported: SupportedProperties | None = None,
-    download_to: Path | None = None,
+    fetch_chosen: bool = False,
 ) -> tuple[PackageChoice, ...]:
-    """Find and rank the wheels of every requested package for *env* and *python*.
+    """Find and rank the wheels of every requested package for *target*.
 
-    :param requests: ``NAME`` or ``NAME<specifier>`` strings.
-    :param supported: the supported properties to rank with; ``None`` derives them from *env*
-        with *policy* (semantics.md §3-4).
-    :param download_to: where a chosen remote wheel may be downloaded to read its requirements
-        (for the duplicate check) when the index has no PEP 658 metadata; ``None``: don't.
-    :raises InvalidTarget: a malformed request; :raises SelectionError: an unknown package;
-        :raises IndexReadError: an unreachable index (see :func:`find_candidates`).
+    :param sources: where to look, in order (at least one).
+    :param downloads: where remote wheels land when their variant metadata or requirements must
+        be read from them; ``install`` then finds them there.
+    :param fetch_chosen: download a chosen remote wheel to read its requirements (for the
+        duplicate check) when the index has no PEP 658 metadata.
+    :raises InvalidTarget: no source; :raises SelectionError: an unknown package or a damaged
+        file that could be the best match; :raises IndexReadError: an unreachable source.
     """
-    if not find_links and not index_urls:
+    if not sources:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
-    for url in index_urls:
-        check_url(url, option="index URL")
-    for location in find_links:
-        check_find_links(os.fspath(location))
-    requirements_ = [parse_request(text) for text in requests]
-    seen: set[str] = set()
-    for requirement in requirements_:
-        name = canonicalize_name(requirement.name)
-        if name in seen:
-            raise InvalidTarget(f"{requirement.name!r} is requested more than once")
-        seen.add(name)
+    env, python = target.env, target.python
     tables = load_tables()
-    if supported is None:
-        supported = supported_properties(env, policy=policy, tables=tables)
-    explain = functools.partial(explain_unsupported, supported=supported, tables=tables)
+    # The one place the caller's words for an unsupported property are wired in.
+    explain = functools.partial(explain_unsupported, supported=target.supported, tables=tables)
     tags = target_tags(python, env)
+    try:
+        python_version = Version(python.version)
+    except InvalidVersion:
+        raise InvalidTarget(
+            f"invalid Python version {python.version!r}: expected e.g. '3.12' or '3.12.4'"
+        ) from None
     choices: list[PackageChoice] = []
-    for text, requirement in zip(requests, requirements_, strict=True):
-        files = find_candidates(
-            requirement.name,
-            find_links=find_links,
-            index_urls=index_urls,
-            version=str(requirement.specifier) or None,
-            python_version=python.version,
-            cache_dir=cache_dir,
+    for request in requests:
+        files = find_files(
+            request.requirement.name,
+            sources,
+            spec=request.requirement.specifier,
+            python=python_version,
+            downloads=downloads,
             tags=tags,
         )
         if not files.candidates:
-            raise SelectionError(f"no wheels for {text} in {', '.join(files.sources)}")
-        metadata = files.metadata
-        selection = select_wheel(
-            files.candidates,
-            filename=lambda c: c.filename,
-            variant=lambda c: c.variant,
-            supported=supported,
-            tags=tags,
-            namespace_priorities=metadata.namespace_priorities if metadata else (),
-            static=metadata.providers if metadata else (),
-            feature_priorities=metadata.feature_priorities if metadata else (),
-            property_priorities=metadata.property_priorities if metadata else (),
-            explain=explain,
-            # The index layer knows *why* a label has no metadata; that says more than
-            # "unknown label".
-            problem=lambda c: c.problem,
-        )
-        _check_unreadable(files, selection.selected, supported)
+            raise SelectionError(f"no wheels for {request.text} in {', '.join(files.sources)}")
+        ranker = VariantRanker(target.supported, Priorities.of(files.metadata), explain=explain)
+        selection = select_wheel(files.candidates, ranker, tags)
+        _refuse_damaged(files, selection.selected, ranker)
         requirements: tuple[str, ...] | None = None
         duplicates: tuple[Duplicate, ...] = ()
         if selection.selected is not None:
-            requirements = wheel_requirements(selection.selected, download_to=download_to)
+            requirements = wheel_requirements(
+                selection.selected, downloads, fetch_wheel=fetch_chosen
+            )
             if requirements:
                 duplicates = _duplicates(requirements, env, tables, selection.selected.name)
-        choices.append(PackageChoice(text, files, selection, duplicates, requirements))
+        choices.append(PackageChoice(request.text, files, selection, duplicates, requirements))
     return tuple(choices)

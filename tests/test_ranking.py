@@ -1,4 +1,4 @@
-"""PEP 825 selection rules, one by one, with hand-built supported properties and wheel names."""
+"""PEP 825 ranking rules, one by one, with hand-built supported properties."""
 
 # Parametrize tables keep one case per line (with the defect it catches), whatever its length.
 
@@ -9,20 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from packaging.tags import Tag, compatible_tags, cpython_tags
 
-import variant_bridge.select
-from variant_bridge.filenames import WheelFilename
+import variant_bridge.ranking
 from variant_bridge.metadata.model import Provider, StaticFeature, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
-from variant_bridge.select import (
-    RankedVariant,
-    Selection,
-    create_variant_selector,
-    rank_metadata,
-    rank_variants,
-    select_wheel,
-)
+from variant_bridge.ranking import Explain, Priorities, RankedVariant, VariantRanker
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 # What a 12.9 driver with a compute-capability 8.6 GPU supports, in the NVIDIA provider's shape.
@@ -39,6 +30,17 @@ def supported(
     return SupportedProperties(SupportedProperties.from_dict(data).features, unsupported)
 
 
+def rank_variants(
+    variants: Sequence[VariantDescription],
+    supported: SupportedProperties,
+    priorities: Priorities | None = None,
+    *,
+    explain: Explain | None = None,
+) -> tuple[RankedVariant, ...]:
+    ranker = VariantRanker(supported, priorities or Priorities(), explain=explain)
+    return ranker.rank(variants)
+
+
 def variants(*texts: str) -> list[VariantDescription]:
     return [VariantDescription.parse(text) for text in texts]
 
@@ -52,7 +54,7 @@ def reason_of(ranked: Sequence[RankedVariant], label: str) -> str:
 
 
 def test_doctests_pass() -> None:
-    assert doctest.testmod(variant_bridge.select).failed == 0
+    assert doctest.testmod(variant_bridge.ranking).failed == 0
 
 
 # Short synthetic names keep one case per line; the rules do not depend on the names.
@@ -90,7 +92,7 @@ def test_rank_order(
     priorities: tuple[str, ...],
     expected: list[str],
 ) -> None:
-    ranked = rank_variants(variants(*texts), supported(data), namespace_priorities=priorities)
+    ranked = rank_variants(variants(*texts), supported(data), Priorities(priorities))
     assert compatible_labels(ranked) == expected
     assert [r.rank for r in ranked if r.compatible] == list(range(1, len(expected) + 1))
     assert all(r.rank is None for r in ranked if not r.compatible)
@@ -207,12 +209,14 @@ def test_static_providers(
     priorities: tuple[str, ...],
     expected: list[str],
 ) -> None:
-    ranked = rank_variants(variants(*texts), sp, static=static, namespace_priorities=priorities)
+    ranked = rank_variants(variants(*texts), sp, Priorities(priorities, static))
     assert compatible_labels(ranked) == expected
 
 
 def test_static_reason_names_the_metadata() -> None:
-    (ranked,) = rank_variants(variants("a: blas :: impl :: acml"), supported(X86), static=(BLAS,))
+    (ranked,) = rank_variants(
+        variants("a: blas :: impl :: acml"), supported(X86), Priorities(providers=(BLAS,))
+    )
     assert ranked.reason == (
         "needs blas :: impl :: acml; supported (from static properties in the package's variant "
         "metadata): openblas, mkl"
@@ -240,13 +244,12 @@ def test_feature_and_property_priorities(
             "sm90: nvidia :: sm_arch :: 90_real",
         ),
         supported(NVIDIA),
-        feature_priorities=feature_priorities,
-        property_priorities=property_priorities,
+        Priorities(features=feature_priorities, properties=property_priorities),
     )
     assert compatible_labels(ranked) == expected
 
 
-def test_rank_metadata_uses_its_priorities_and_static_providers() -> None:
+def test_priorities_of_metadata_use_its_priorities_and_static_providers() -> None:
     metadata = VariantMetadata(
         dialect="pep850",
         schema=None,
@@ -262,193 +265,18 @@ def test_rank_metadata_uses_its_priorities_and_static_providers() -> None:
         providers=(BLAS, Provider("nvidia", requires=("nvidia-variant-provider",))),
         feature_priorities=(("nvidia", ("sm_arch",)),),
     )
-    ranked = rank_metadata(metadata, supported(NVIDIA))
+    ranked = rank_variants(metadata.variants, supported(NVIDIA), Priorities.of(metadata))
     assert compatible_labels(ranked) == ["mkl", "sm80", "cu129", "null"]
 
 
-def test_create_variant_selector_is_generic_over_things() -> None:
-    select = create_variant_selector(supported(NVIDIA))
-    things = [
-        ({"url": "x/null"}, VariantDescription.null()),
-        ({"url": "x/sm90"}, VariantDescription.parse("nvidia :: sm_arch :: 90_real")),
-        ({"url": "x/sm80"}, VariantDescription.parse("nvidia :: sm_arch :: 80_real")),
-    ]
-    assert [t["url"] for t in select(things)] == ["x/sm80", "x/null"]
-
-
-# --- wheels ---------------------------------------------------------------------------------
-
-PLATFORMS = [f"manylinux_2_{minor}_x86_64" for minor in range(28, 16, -1)] + ["linux_x86_64"]
-CP312: list[Tag] = [
-    *cpython_tags((3, 12), platforms=PLATFORMS),
-    *compatible_tags((3, 12), interpreter="cp312", platforms=PLATFORMS),
-]
-METADATA = {
-    v.label: v
-    for v in variants(
-        "cu129: nvidia :: cuda_version_lower_bound :: 12.9",
-        "cu126: nvidia :: cuda_version_lower_bound :: 12.6",
-        "cu130: nvidia :: cuda_version_lower_bound :: 13.0",
-        "null:",
-    )
-}
-
-
-def select(
-    names: Sequence[str],
-    sp: SupportedProperties | None = None,
-    metadata: Mapping[str, VariantDescription] = METADATA,
-) -> Selection[str]:
-    return select_wheel(
-        names,
-        filename=WheelFilename.parse,
-        variant=lambda name: metadata.get(WheelFilename.parse(name).label or ""),
-        supported=supported(NVIDIA) if sp is None else sp,
-        tags=CP312,
-    )
-
-
-def verdict_table(
-    names: Sequence[str], sp: SupportedProperties | None = None
-) -> list[tuple[str, int | None, str]]:
-    return [(v.candidate, v.rank, v.reason) for v in select(names, sp).verdicts]
-
-
-@pytest.mark.parametrize(
-    ("names", "expected"),
-    [
-        (["t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu126.whl", "t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu129.whl"], "t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu129.whl"),  # variant order must beat tag order
-        (["t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu129.whl", "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"], "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"),  # within a label the better tag must win
-        (["t-1.0-1-cp312-cp312-manylinux_2_28_x86_64-cu129.whl", "t-1.0-2-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"], "t-1.0-2-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"),  # same tag: the higher build number must win
-        (["t-1.0-10-cp312-cp312-manylinux_2_28_x86_64-cu129.whl", "t-1.0-9-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"], "t-1.0-10-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"),  # build numbers compare as numbers
-        (["t-1.0-2-cp312-cp312-manylinux_2_17_x86_64-cu129.whl", "t-1.0-1-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"], "t-1.0-1-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"),  # the tag must outweigh the build number
-        (["t-1.0-py3-none-any.whl", "t-1.0-py3-none-any-null.whl", "t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu126.whl"], "t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu126.whl"),  # a compatible variant must beat null and non-variant
-        (["t-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "t-1.0-py3-none-any-null.whl", "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu130.whl"], "t-1.0-py3-none-any-null.whl"),  # null must beat the non-variant wheel even with a worse tag
-        (["t-1.0-py3-none-any.whl", "t-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"], "t-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"),  # among non-variant wheels the better tag must win
-        (["t-1.0-cp313-cp313-manylinux_2_28_x86_64-cu129.whl", "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu126.whl"], "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu126.whl"),  # tags must filter before variants rank
-        (["t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu999.whl", "t-1.0-py3-none-any.whl"], "t-1.0-py3-none-any.whl"),  # an unknown label must be incompatible
-        (["t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu130.whl"], None),  # nothing compatible: nothing selected
-        (["t-1.0-py3-none-any-null.whl", "t-1.0-py3-none-any.whl"], "t-1.0-py3-none-any-null.whl"),  # a null wheel needs no metadata entry
-        ([], None),  # no candidates: nothing selected
-    ],
-)  # fmt: skip
-def test_select_wheel_choice(names: list[str], expected: str | None) -> None:
-    selection = select(names)
-    assert select(names, metadata={k: v for k, v in METADATA.items() if k != "null"}) == selection
-    assert selection.selected == expected
-    assert len(selection.verdicts) == len(names)
-    chosen = selection.chosen
-    assert (chosen.candidate if chosen else None) == expected
-
-
-def test_verdicts_give_every_candidate_a_rank_and_reason() -> None:
-    names = [
-        "t-1.0-cp312-cp312-manylinux_2_28_x86_64.whl",
-        "t-1.0-cp313-cp313-manylinux_2_28_x86_64-cu129.whl",
-        "t-1.0-py3-none-any-null.whl",
-        "t-1.0-cp312-cp312-manylinux_2_34_x86_64-cu129.whl",
-        "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu130.whl",
-        "t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu126.whl",
-        "t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu999.whl",
-        "t-1.0-cp312-cp312-win_amd64.whl",
-    ]
-    assert verdict_table(names) == [
-        ("t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu126.whl", 1, "rank 1: variant cu126: nvidia :: cuda_version_lower_bound :: 12.6 (4th preferred value)"),
-        ("t-1.0-py3-none-any-null.whl", 2, "rank 2: null variant: ranked after the compatible variants"),
-        ("t-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", 3, "rank 3: non-variant wheel: ranked after the compatible variant wheels"),
-        ("t-1.0-cp313-cp313-manylinux_2_28_x86_64-cu129.whl", None, "no matching platform tag: wheel is cp313-cp313-manylinux_2_28_x86_64, target is cp312-cp312-manylinux_2_28_x86_64 (python tag cp313 not accepted)"),
-        ("t-1.0-cp312-cp312-manylinux_2_34_x86_64-cu129.whl", None, "no matching platform tag: wheel is cp312-cp312-manylinux_2_34_x86_64, target is cp312-cp312-manylinux_2_28_x86_64 (platform tag manylinux_2_34_x86_64 not accepted, needs glibc >=2.34)"),
-        ("t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu130.whl", None, "variant cu130: needs nvidia :: cuda_version_lower_bound :: 13.0; supported: 12.9, 12.8, 12.7, ..., 12"),
-        ("t-1.0-cp312-cp312-manylinux_2_28_x86_64-cu999.whl", None, "unknown variant label 'cu999': the package's variant metadata does not list it"),
-        ("t-1.0-cp312-cp312-win_amd64.whl", None, "no matching platform tag: wheel is cp312-cp312-win_amd64, target is cp312-cp312-manylinux_2_28_x86_64 (built for Windows, the target is Linux)"),
-    ]  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("names", "expected"),
-    [
-        (["t-1.0-py3-none-any-null.whl", "t-1.0-py3-none-any.whl"], ["rank 1: null variant: no other variant is compatible", "rank 2: non-variant wheel: ranked after the compatible variant wheels"]),  # null winning must say no variant fits
-        (["t-1.0-py3-none-any-cu130.whl", "t-1.0-py3-none-any.whl"], ["rank 1: non-variant wheel"]),  # non-variant winning is plain
-        (["t-1.0-cp312-cp312-manylinux_2_17_x86_64-cu129.whl", "t-1.0-1-cp312-cp312-manylinux_2_28_x86_64-cu129.whl"], ["rank 1: variant cu129: nvidia :: cuda_version_lower_bound :: 12.9 (most preferred value); tag cp312-cp312-manylinux_2_28_x86_64 (target preference 1), build 1", "rank 2: variant cu129: nvidia :: cuda_version_lower_bound :: 12.9 (most preferred value); tag cp312-cp312-manylinux_2_17_x86_64 (target preference 12)"]),  # when tags decide within a label, the reason must name the tag
-    ],
-)  # fmt: skip
-def test_compatible_wheel_reasons(names: list[str], expected: list[str]) -> None:
-    assert [v.reason for v in select(names).verdicts if v.compatible] == expected
-
-
-def test_variant_verdict_carries_the_ranked_variant() -> None:
-    selection = select(["t-1.0-py3-none-any-cu126.whl", "t-1.0-py3-none-any.whl"])
-    chosen = selection.chosen
-    assert chosen is not None
-    assert chosen.label == "cu126"
-    assert chosen.variant is not None
-    assert [str(p) for p in chosen.variant.matched] == [
-        "nvidia :: cuda_version_lower_bound :: 12.6"
-    ]
-    assert selection.verdicts[1].variant is None  # the non-variant wheel has none
-
-
-def test_select_wheel_passes_namespace_priorities_and_explain() -> None:
-    names = [
-        "t-1.0-py3-none-any-cu129.whl",
-        "t-1.0-py3-none-any-v3.whl",
-        "t-1.0-py3-none-any-cu130.whl",
-    ]
-    metadata = {
-        v.label: v
-        for v in variants(
-            "cu129: nvidia :: cuda_version_lower_bound :: 12.9",
-            "cu130: nvidia :: cuda_version_lower_bound :: 13.0",
-            "v3: x86_64 :: level :: v3",
-        )
-    }
-    selection = select_wheel(
-        names,
-        filename=WheelFilename.parse,
-        variant=lambda name: metadata.get(WheelFilename.parse(name).label or ""),
-        supported=supported({**NVIDIA, **X86}),
-        tags=CP312,
-        namespace_priorities=("x86_64", "nvidia"),
-        explain=_explain,
-    )
-    assert [(v.label, v.rank) for v in selection.verdicts] == [
-        ("v3", 1),
-        ("cu129", 2),
-        ("cu130", None),
-    ]
-    assert selection.verdicts[2].reason == (
-        "variant cu130: needs cuda_version_lower_bound 13.0 but the prefix's toolkit is cuda-version 12.6"
-    )
-
-
-def test_select_wheel_static_provider() -> None:
-    names = ["t-1.0-py3-none-any-mkl.whl", "t-1.0-py3-none-any-openblas.whl"]
-    metadata = {
-        v.label: v
-        for v in variants("mkl: blas :: impl :: mkl", "openblas: blas :: impl :: openblas")
-    }
-    selection = select_wheel(
-        names,
-        filename=WheelFilename.parse,
-        variant=lambda name: metadata.get(WheelFilename.parse(name).label or ""),
-        supported=SupportedProperties(),
-        tags=CP312,
-        static=(Provider("blas", static_properties=(StaticFeature("impl", ("mkl", "openblas")),)),),
-    )
-    assert selection.selected == "t-1.0-py3-none-any-mkl.whl"
-
-
-def test_select_wheel_defaults_to_the_running_interpreter_tags() -> None:
-    selection = select_wheel(
-        ["t-1.0-py3-none-any.whl", "t-1.0-py2-none-any.whl"],
-        filename=WheelFilename.parse,
-        variant=lambda name: None,
-        supported=SupportedProperties(),
-    )
-    assert selection.selected == "t-1.0-py3-none-any.whl"
-    assert selection.verdicts[1].reason.startswith(
-        "no matching platform tag: wheel is py2-none-any, target is "
-    )
+def test_each_variant_is_assessed_once() -> None:
+    ranker = VariantRanker(supported(NVIDIA))
+    (sm80,) = variants("sm80: nvidia :: sm_arch :: 80_real")
+    first = ranker.assess(sm80)
+    assert ranker.assess(sm80) is first
+    assert ranker.rank([sm80])[0].reason == f"rank 1: {first.detail}"
+    (other,) = variants("sm80: nvidia :: sm_arch :: 90_real")  # the same label, other properties
+    assert not ranker.assess(other).compatible
 
 
 def test_same_explanation_is_said_once() -> None:
@@ -458,39 +286,3 @@ def test_same_explanation_is_said_once() -> None:
         explain=lambda prop: "the GPU driver is too old",
     )
     assert ranked.reason == "the GPU driver is too old"  # not once per failing feature
-
-
-@pytest.mark.parametrize(
-    ("wheel", "reason"),
-    [
-        (
-            "t-1.0-cp312-cp312-manylinux_2_28_aarch64.whl",
-            "(built for aarch64 CPUs, the target is x86_64)",
-        ),  # another CPU: no glibc hint
-        (
-            "t-1.0-cp312-cp312-macosx_13_0_arm64.whl",
-            "(built for macOS, the target is Linux)",
-        ),  # another OS
-        (
-            "t-1.0-cp312-cp312-manylinux_2_34_x86_64.whl",
-            "(platform tag manylinux_2_34_x86_64 not accepted, needs glibc >=2.34)",
-        ),  # glibc too old
-    ],
-)
-def test_tag_mismatch_names_what_differs(wheel: str, reason: str) -> None:
-    tags = [Tag("cp312", "cp312", "manylinux_2_28_x86_64"), Tag("py3", "none", "any")]
-    selection = select_wheel([wheel], filename=WheelFilename.parse, variant=lambda _: None,
-                             supported=SupportedProperties(), tags=tags)  # fmt: skip
-    (verdict,) = selection.verdicts
-    assert verdict.reason.endswith(reason)
-
-
-def test_a_known_problem_replaces_unknown_label() -> None:
-    # The index layer can say why a label has no description; the verdict should carry that.
-    wheels = ["t-1.0-py3-none-any-cu126.whl", "t-1.0-py3-none-any-cu999.whl"]
-    problems = {"t-1.0-py3-none-any-cu126.whl": "variant.json inside names label 'cu128'"}
-    selection = select_wheel(wheels, filename=WheelFilename.parse, variant=lambda _: None,
-                             supported=SupportedProperties(), problem=problems.get)  # fmt: skip
-    reasons = {str(v.filename): v.reason for v in selection.verdicts}
-    assert reasons["t-1.0-py3-none-any-cu126.whl"] == "variant.json inside names label 'cu128'"
-    assert reasons["t-1.0-py3-none-any-cu999.whl"].startswith("unknown variant label 'cu999'")

@@ -1,0 +1,295 @@
+"""Choose one wheel of a package version by PEP 825's rules, and say why for every candidate.
+
+Platform tags filter first; then ranked variant wheels, then the null variant, then non-variant
+wheels. Variant order beats tag order; within one label (and among non-variant wheels) the better
+platform tag wins, then the higher build number. The variants are ranked by a
+:class:`~variant_bridge.ranking.VariantRanker`; each is assessed once. See docs/semantics.md §6.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from packaging.tags import Tag
+
+from variant_bridge.filenames import WheelFilename
+from variant_bridge.properties import NULL_LABEL, VariantDescription
+from variant_bridge.ranking import Assessment, RankedVariant, VariantRanker
+
+__all__ = ["Selection", "Verdict", "WheelCandidate", "select_wheel"]
+
+
+class Problem(Protocol):
+    """Why a candidate cannot be considered, as its source says it."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class WheelCandidate(Protocol):
+    """What selection needs to know of a candidate wheel."""
+
+    @property
+    def filename(self) -> WheelFilename: ...
+
+    @property
+    def variant(self) -> VariantDescription | None:
+        """The variant its label stands for, from the package's variant metadata; ``None`` for
+        a non-variant wheel, or when the metadata does not list the label."""
+
+    @property
+    def problem(self) -> Problem | None:
+        """Why a variant wheel has no :attr:`variant`, when the source knows better than
+        "unknown label" (a damaged wheel, a ``variant.json`` naming another label)."""
+
+
+C = TypeVar("C", bound=WheelCandidate)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict(Generic[C]):
+    """What selection decided about one candidate wheel, and why."""
+
+    candidate: C
+    filename: WheelFilename
+    label: str | None
+    """The variant label; ``None`` for a non-variant wheel."""
+    compatible: bool
+    rank: int | None
+    """1 = selected; ``None`` when incompatible."""
+    reason: str
+    variant: RankedVariant | None = None
+    """The variant's own verdict (``None`` for non-variant wheels and unknown labels)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection(Generic[C]):
+    """The chosen wheel (if any) and a verdict for every candidate: ranked ones first."""
+
+    selected: C | None
+    verdicts: tuple[Verdict[C], ...]
+
+    @property
+    def chosen(self) -> Verdict[C] | None:
+        """The verdict of the selected candidate."""
+        return self.verdicts[0] if self.verdicts and self.verdicts[0].rank == 1 else None
+
+    @property
+    def rejected(self) -> tuple[Verdict[C], ...]:
+        return tuple(v for v in self.verdicts if not v.compatible)
+
+
+_BuildKey = tuple[int, str] | tuple[()]
+_BUILD_RE = re.compile(r"(\d+)(.*)")
+_MANYLINUX_RE = re.compile(r"manylinux_(\d+)_(\d+)_")
+_LEGACY_MANYLINUX = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+_MACOSX_RE = re.compile(r"macosx_(\d+)_(\d+)_")
+
+
+def _build_key(build: str | None) -> _BuildKey:
+    # The binary distribution format: a build tag sorts as (number, rest); none sorts lowest.
+    match = _BUILD_RE.fullmatch(build) if build else None
+    return (int(match[1]), match[2]) if match else ()
+
+
+_SYSTEM_ARCH_RE = re.compile(
+    r"(?P<system>manylinux_\d+_\d+|manylinux\d+|musllinux_\d+_\d+|macosx_\d+_\d+|linux|win)"
+    r"_(?P<arch>.+)"
+)
+_SYSTEMS = {"manylinux": "Linux", "musllinux": "Linux", "linux": "Linux", "macosx": "macOS",
+            "win": "Windows"}  # fmt: skip
+_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "win32": "x86"}
+
+
+def _system_arch(platform: str) -> tuple[str, str] | None:
+    """``manylinux_2_28_x86_64`` -> ``("Linux", "x86_64")``; ``win_amd64`` -> Windows, x86_64."""
+    match = _SYSTEM_ARCH_RE.fullmatch(platform)
+    if match is None:
+        return None
+    system = _SYSTEMS[re.sub(r"[\d_]+$", "", match["system"])]
+    return system, _ARCH_ALIASES.get(match["arch"], match["arch"])
+
+
+def _join(items: Iterable[str]) -> str:
+    return ", ".join(sorted(set(items)))
+
+
+def _platform_hint(platforms: Iterable[str]) -> str:
+    needs: list[str] = []
+    for platform in platforms:
+        if match := _MANYLINUX_RE.match(platform):
+            needs.append(f"glibc >={match[1]}.{match[2]}")
+        elif legacy := _LEGACY_MANYLINUX.get(platform.partition("_")[0]):
+            needs.append(f"glibc >={legacy}")
+        elif match := _MACOSX_RE.match(platform):
+            needs.append(f"macOS >={match[1]}.{match[2]}")
+    return f", needs {' or '.join(dict.fromkeys(needs))}" if needs else ""
+
+
+def _tag_mismatch(wheel: WheelFilename, tags: Sequence[Tag]) -> str:
+    text = f"{wheel.python_tag}-{wheel.abi_tag}-{wheel.platform_tag}"
+    if not tags:
+        return f"no matching platform tag: wheel is {text}, the target accepts no tags"
+    interpreters = {t.interpreter for t in tags}
+    abis = {t.abi for t in tags}
+    platforms = {t.platform for t in tags}
+    expanded = wheel.tags
+    if not {t.interpreter for t in expanded} & interpreters:
+        why = f"python tag {wheel.python_tag} not accepted"
+    elif not {t.abi for t in expanded} & abis:
+        why = f"abi tag {wheel.abi_tag} not accepted"
+    elif not {t.platform for t in expanded} & platforms:
+        wheel_platforms = sorted({t.platform for t in expanded})
+        wheel_kinds = {k for k in map(_system_arch, wheel_platforms) if k}
+        target_kinds = {k for k in map(_system_arch, platforms) if k}
+        # A glibc/macOS hint would mislead when no version of the OS makes the wheel fit.
+        if (
+            wheel_kinds
+            and target_kinds
+            and not {k[0] for k in wheel_kinds} & {k[0] for k in target_kinds}
+        ):
+            why = f"built for {_join(k[0] for k in wheel_kinds)}, the target is " + _join(
+                k[0] for k in target_kinds
+            )
+        elif wheel_kinds and target_kinds and not wheel_kinds & target_kinds:
+            why = f"built for {_join(k[1] for k in wheel_kinds)} CPUs, the target is " + _join(
+                k[1] for k in target_kinds
+            )
+        else:
+            hint = _platform_hint(wheel_platforms)
+            why = f"platform tag {wheel.platform_tag} not accepted{hint}"
+    else:
+        why = "this combination of tags not accepted"
+    return f"no matching platform tag: wheel is {text}, target is {tags[0]} ({why})"
+
+
+@dataclass(slots=True)
+class _Entry(Generic[C]):
+    index: int
+    candidate: C
+    wheel: WheelFilename
+    tag_index: int | None
+    assessment: Assessment | None = None
+    """``None`` for a non-variant wheel (and for a wheel rejected before its variant was read)."""
+    reason: str = ""
+    """Why it is incompatible; empty when compatible."""
+
+    def order(self, build_rank: Mapping[_BuildKey, int]) -> tuple[object, ...]:
+        """Ranked variants, then null, then non-variant; within a group: tag, build, name."""
+        a = self.assessment
+        if a is None:
+            group: tuple[object, ...] = (2, (), "")
+        elif a.description.is_null:
+            group = (1, (), "")
+        else:
+            group = (0, *a.sort_key)
+        return (
+            *group,
+            self.tag_index,
+            build_rank[_build_key(self.wheel.build)],
+            str(self.wheel),
+            self.index,
+        )
+
+
+def _unknown_label(candidate: WheelCandidate, label: str) -> str:
+    problem = candidate.problem
+    if problem is not None and problem.text:
+        return problem.text
+    return f"unknown variant label {label!r}: the package's variant metadata does not list it"
+
+
+def _assess_wheels(
+    candidates: Sequence[C], tags: Sequence[Tag], ranker: VariantRanker
+) -> list[_Entry[C]]:
+    tag_rank: dict[Tag, int] = {}
+    for i, tag in enumerate(tags):
+        tag_rank.setdefault(tag, i)
+    entries: list[_Entry[C]] = []
+    for index, candidate in enumerate(candidates):
+        wheel = candidate.filename
+        tag_index = min((tag_rank[t] for t in wheel.tags if t in tag_rank), default=None)
+        entry = _Entry(index, candidate, wheel, tag_index)
+        entries.append(entry)
+        if tag_index is None:
+            entry.reason = _tag_mismatch(wheel, tags)
+            continue
+        if wheel.label is None:
+            continue
+        description = candidate.variant
+        if description is None and wheel.label == NULL_LABEL:
+            # The label is reserved for "no properties": it needs no metadata entry (variantlib
+            # answers the same for a label-less lookup of "null").
+            description = VariantDescription.null()
+        if description is None:
+            entry.reason = _unknown_label(candidate, wheel.label)
+            continue
+        entry.assessment = ranker.assess(description)
+        if not entry.assessment.compatible:
+            entry.reason = f"variant {wheel.label}: {entry.assessment.detail}"
+    return entries
+
+
+def _compatible_reasons(ranked: Sequence[_Entry[C]], tags: Sequence[Tag]) -> list[str]:
+    """The reason of each compatible wheel, already in rank order."""
+    variants_ok = any(e.assessment and not e.assessment.description.is_null for e in ranked)
+    nulls_ok = any(e.assessment and e.assessment.description.is_null for e in ranked)
+    per_label: dict[str | None, int] = {}
+    for e in ranked:
+        per_label[e.wheel.label] = per_label.get(e.wheel.label, 0) + 1
+    reasons = []
+    for rank, e in enumerate(ranked, start=1):
+        a = e.assessment
+        if a is None and (variants_ok or nulls_ok):
+            what = "non-variant wheel: ranked after the compatible variant wheels"
+        elif a is None:
+            what = "non-variant wheel"
+        elif a.description.is_null and variants_ok:
+            what = "null variant: ranked after the compatible variants"
+        elif a.description.is_null:
+            what = "null variant: no other variant is compatible"
+        else:
+            what = f"variant {a.description.label}: {a.detail}"
+        if per_label[e.wheel.label] > 1 and e.tag_index is not None:
+            # Only worth saying when the tag decides between wheels of the same label.
+            what += f"; tag {tags[e.tag_index]} (target preference {e.tag_index + 1})"
+            if e.wheel.build:
+                what += f", build {e.wheel.build}"
+        reasons.append(f"rank {rank}: {what}")
+    return reasons
+
+
+def select_wheel(
+    candidates: Sequence[C], ranker: VariantRanker, tags: Sequence[Tag]
+) -> Selection[C]:
+    """Choose one wheel among *candidates* (one package version) by PEP 825's rules.
+
+    :param ranker: ranks the variants, with the package's priorities and the caller's words
+        for unsupported properties.
+    :param tags: the target interpreter's tags, most preferred first.
+    :returns: the selected candidate (``None`` when nothing is compatible) and a verdict for every
+        candidate: the compatible ones in rank order, then the rejected ones in input order.
+    """
+    entries = _assess_wheels(candidates, tags, ranker)
+    ranked = [e for e in entries if not e.reason]
+    builds = sorted({_build_key(e.wheel.build) for e in ranked}, reverse=True)
+    build_rank = {b: i for i, b in enumerate(builds)}
+    ranked.sort(key=lambda e: e.order(build_rank))
+
+    descriptions = {e.assessment.label: e.assessment.description for e in entries if e.assessment}
+    variants = {rv.label: rv for rv in ranker.rank(descriptions.values())}
+
+    def verdict(e: _Entry[C], rank: int | None, reason: str) -> Verdict[C]:
+        rv = variants.get(e.assessment.label) if e.assessment else None
+        return Verdict(e.candidate, e.wheel, e.wheel.label, rank is not None, rank, reason, rv)
+
+    reasons = _compatible_reasons(ranked, tags)
+    verdicts = [
+        verdict(e, rank, r)
+        for rank, (e, r) in enumerate(zip(ranked, reasons, strict=True), start=1)
+    ]
+    verdicts += [verdict(e, None, e.reason) for e in entries if e.reason]
+    return Selection(ranked[0].candidate if ranked else None, tuple(verdicts))

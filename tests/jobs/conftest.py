@@ -1,0 +1,35 @@
+"""The ``select`` job driven from text, as the test modules of the use cases call it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+
+from variant_bridge.environment import CudaPolicy, Environment
+from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.jobs.select import PackageChoice, Target, parse_requests, select
+from variant_bridge.platform_tags import TargetPython
+from variant_bridge.translate import supported_properties
+
+
+def choose(
+    requests: Sequence[str],
+    *,
+    env: Environment,
+    python: TargetPython,
+    find_links: Sequence[str | os.PathLike[str]] = (),
+    index_urls: Sequence[str] = (),
+    policy: CudaPolicy | None = None,
+    downloads: Downloads | None = None,
+) -> tuple[PackageChoice, ...]:
+    """:func:`select` over text inputs; with *downloads*, chosen remote wheels are fetched there."""
+    sources = open_sources(find_links, index_urls)
+    target = Target(env, python, supported_properties(env, policy=policy))
+    with contextlib.ExitStack() as stack:
+        fetch_chosen = downloads is not None
+        if downloads is None:
+            downloads = stack.enter_context(Downloads.temporary())
+        return select(
+            parse_requests(requests), sources, target, downloads, fetch_chosen=fetch_chosen
+        )
