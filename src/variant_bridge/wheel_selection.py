@@ -9,13 +9,14 @@ platform tag wins, then the higher build number. The variants are ranked by a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from packaging.tags import Tag
 
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.platform_tags import tag_mismatch
 from variant_bridge.properties import NULL_LABEL, VariantDescription
 from variant_bridge.ranking import Assessment, RankedVariant, VariantRanker
 
@@ -84,86 +85,12 @@ class Selection(Generic[C]):
 
 _BuildKey = tuple[int, str] | tuple[()]
 _BUILD_RE = re.compile(r"(\d+)(.*)")
-_MANYLINUX_RE = re.compile(r"manylinux_(\d+)_(\d+)_")
-_LEGACY_MANYLINUX = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
-_MACOSX_RE = re.compile(r"macosx_(\d+)_(\d+)_")
 
 
 def _build_key(build: str | None) -> _BuildKey:
     # The binary distribution format: a build tag sorts as (number, rest); none sorts lowest.
     match = _BUILD_RE.fullmatch(build) if build else None
     return (int(match[1]), match[2]) if match else ()
-
-
-_SYSTEM_ARCH_RE = re.compile(
-    r"(?P<system>manylinux_\d+_\d+|manylinux\d+|musllinux_\d+_\d+|macosx_\d+_\d+|linux|win)"
-    r"_(?P<arch>.+)"
-)
-_SYSTEMS = {"manylinux": "Linux", "musllinux": "Linux", "linux": "Linux", "macosx": "macOS",
-            "win": "Windows"}  # fmt: skip
-_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "win32": "x86"}
-
-
-def _system_arch(platform: str) -> tuple[str, str] | None:
-    """``manylinux_2_28_x86_64`` -> ``("Linux", "x86_64")``; ``win_amd64`` -> Windows, x86_64."""
-    match = _SYSTEM_ARCH_RE.fullmatch(platform)
-    if match is None:
-        return None
-    system = _SYSTEMS[re.sub(r"[\d_]+$", "", match["system"])]
-    return system, _ARCH_ALIASES.get(match["arch"], match["arch"])
-
-
-def _join(items: Iterable[str]) -> str:
-    return ", ".join(sorted(set(items)))
-
-
-def _platform_hint(platforms: Iterable[str]) -> str:
-    needs: list[str] = []
-    for platform in platforms:
-        if match := _MANYLINUX_RE.match(platform):
-            needs.append(f"glibc >={match[1]}.{match[2]}")
-        elif legacy := _LEGACY_MANYLINUX.get(platform.partition("_")[0]):
-            needs.append(f"glibc >={legacy}")
-        elif match := _MACOSX_RE.match(platform):
-            needs.append(f"macOS >={match[1]}.{match[2]}")
-    return f", needs {' or '.join(dict.fromkeys(needs))}" if needs else ""
-
-
-def _tag_mismatch(wheel: WheelFilename, tags: Sequence[Tag]) -> str:
-    text = f"{wheel.python_tag}-{wheel.abi_tag}-{wheel.platform_tag}"
-    if not tags:
-        return f"no matching platform tag: wheel is {text}, the target accepts no tags"
-    interpreters = {t.interpreter for t in tags}
-    abis = {t.abi for t in tags}
-    platforms = {t.platform for t in tags}
-    expanded = wheel.tags
-    if not {t.interpreter for t in expanded} & interpreters:
-        why = f"python tag {wheel.python_tag} not accepted"
-    elif not {t.abi for t in expanded} & abis:
-        why = f"abi tag {wheel.abi_tag} not accepted"
-    elif not {t.platform for t in expanded} & platforms:
-        wheel_platforms = sorted({t.platform for t in expanded})
-        wheel_kinds = {k for k in map(_system_arch, wheel_platforms) if k}
-        target_kinds = {k for k in map(_system_arch, platforms) if k}
-        # A glibc/macOS hint would mislead when no version of the OS makes the wheel fit.
-        if (
-            wheel_kinds
-            and target_kinds
-            and not {k[0] for k in wheel_kinds} & {k[0] for k in target_kinds}
-        ):
-            why = f"built for {_join(k[0] for k in wheel_kinds)}, the target is " + _join(
-                k[0] for k in target_kinds
-            )
-        elif wheel_kinds and target_kinds and not wheel_kinds & target_kinds:
-            why = f"built for {_join(k[1] for k in wheel_kinds)} CPUs, the target is " + _join(
-                k[1] for k in target_kinds
-            )
-        else:
-            hint = _platform_hint(wheel_platforms)
-            why = f"platform tag {wheel.platform_tag} not accepted{hint}"
-    else:
-        why = "this combination of tags not accepted"
-    return f"no matching platform tag: wheel is {text}, target is {tags[0]} ({why})"
 
 
 @dataclass(slots=True)
@@ -215,7 +142,7 @@ def _assess_wheels(
         entry = _Entry(index, candidate, wheel, tag_index)
         entries.append(entry)
         if tag_index is None:
-            entry.reason = _tag_mismatch(wheel, tags)
+            entry.reason = tag_mismatch(wheel, tags)
             continue
         if wheel.label is None:
             continue
