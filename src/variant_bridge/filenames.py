@@ -23,11 +23,6 @@ from variant_bridge.properties import LABEL_RE
 __all__ = ["WheelFilename"]
 
 
-def _q(value: object) -> str:
-    # One bad argument must not flood a one-line error: long text is shortened.
-    return quote(value) if isinstance(value, str) else repr(value)
-
-
 # Wheel names use "_" for runs of "-", "_" and "." (the binary distribution format spec).
 _NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
 _BUILD_RE = re.compile(r"\d[A-Za-z0-9_.]*")
@@ -52,54 +47,10 @@ class WheelFilename:
 
         :raises InvalidWheelFilename: naming the filename and what was wrong.
         """
-        checked: object = filename  # typed str, but callers may pass anything at run time
-        if not isinstance(checked, str) or not filename.endswith(".whl"):
-            raise InvalidWheelFilename(f"invalid wheel filename {_q(filename)}: must end in '.whl'")
-        parts = filename[: -len(".whl")].split("-")
-        build: str | None = None
-        label: str | None = None
-        if len(parts) == 5:
-            name, version, py, abi, plat = parts
-        elif len(parts) == 6:
-            if parts[2][:1].isdigit():
-                name, version, build, py, abi, plat = parts
-            else:
-                name, version, py, abi, plat, label = parts
-        elif len(parts) == 7:
-            name, version, build, py, abi, plat, label = parts
-        else:
-            raise InvalidWheelFilename(
-                f"invalid wheel filename {_q(filename)}: expected 5 to 7 '-'-separated parts "
-                f"(name-version[-build]-python-abi-platform[-label]), got {len(parts)}"
-            )
-        if not _NAME_RE.fullmatch(name):
-            raise InvalidWheelFilename(f"invalid wheel filename {_q(filename)}: bad name {name!r}")
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise InvalidWheelFilename(
-                f"invalid wheel filename {_q(filename)}: {version!r} is not a PEP 440 version"
-            ) from None
-        if build is not None and not _BUILD_RE.fullmatch(build):
-            raise InvalidWheelFilename(
-                f"invalid wheel filename {_q(filename)}: build tag {build!r} must start with a "
-                "digit"
-            )
-        for what, tag in (("python", py), ("abi", abi), ("platform", plat)):
-            if not _TAG_RE.fullmatch(tag):
-                raise InvalidWheelFilename(
-                    f"invalid wheel filename {_q(filename)}: bad {what} tag {tag!r}"
-                )
-        if py[:1].isdigit():
-            raise InvalidWheelFilename(
-                f"invalid wheel filename {_q(filename)}: python tag {py!r} must not start with a "
-                "digit"
-            )
-        if label is not None and not LABEL_RE.fullmatch(label):
-            raise InvalidWheelFilename(
-                f"invalid wheel filename {_q(filename)}: variant label {_q(label)} must be "
-                "lowercase [0-9a-z_.]"
-            )
+        name, version, build, py, abi, plat, label = _split(filename)
+        problem = _problem(name, version, build, (py, abi, plat), label)
+        if problem is not None:
+            raise InvalidWheelFilename(f"invalid wheel filename {quote(filename)}: {problem}")
         return cls(name, version, build, py, abi, plat, label)
 
     @property
@@ -133,3 +84,52 @@ class WheelFilename:
         if self.label is None:
             return self.base
         return f"{self.base[: -len('.whl')]}-{self.label}.whl"
+
+
+_Parts = tuple[str, str, "str | None", str, str, str, "str | None"]
+
+
+def _split(filename: str) -> _Parts:
+    """The seven parts (build and label may be ``None``); a build tag starts with a digit and a
+    Python tag must not, so six parts are unambiguous."""
+    if not filename.endswith(".whl"):
+        raise InvalidWheelFilename(f"invalid wheel filename {quote(filename)}: must end in '.whl'")
+    parts = filename[: -len(".whl")].split("-")
+    if len(parts) == 5:
+        name, version, py, abi, plat = parts
+        return name, version, None, py, abi, plat, None
+    if len(parts) == 6 and parts[2][:1].isdigit():
+        name, version, build, py, abi, plat = parts
+        return name, version, build, py, abi, plat, None
+    if len(parts) == 6:
+        name, version, py, abi, plat, label = parts
+        return name, version, None, py, abi, plat, label
+    if len(parts) == 7:
+        name, version, build, py, abi, plat, label = parts
+        return name, version, build, py, abi, plat, label
+    raise InvalidWheelFilename(
+        f"invalid wheel filename {quote(filename)}: expected 5 to 7 '-'-separated parts "
+        f"(name-version[-build]-python-abi-platform[-label]), got {len(parts)}"
+    )
+
+
+def _problem(
+    name: str, version: str, build: str | None, tags: tuple[str, str, str], label: str | None
+) -> str | None:
+    """What is wrong with the parts of a filename, or ``None``."""
+    if not _NAME_RE.fullmatch(name):
+        return f"bad name {name!r}"
+    try:
+        Version(version)
+    except InvalidVersion:
+        return f"{version!r} is not a PEP 440 version"
+    if build is not None and not _BUILD_RE.fullmatch(build):
+        return f"build tag {build!r} must start with a digit"
+    for what, tag in zip(("python", "abi", "platform"), tags, strict=True):
+        if not _TAG_RE.fullmatch(tag):
+            return f"bad {what} tag {tag!r}"
+    if tags[0][:1].isdigit():
+        return f"python tag {tags[0]!r} must not start with a digit"
+    if label is not None and not LABEL_RE.fullmatch(label):
+        return f"variant label {quote(label)} must be lowercase [0-9a-z_.]"
+    return None
