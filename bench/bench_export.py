@@ -8,7 +8,7 @@ records shaped like the ones rattler and conda write (60 files each, with ``path
 from an HTTPS URL (``variant.json`` + ``direct_url.json`` with its hash). Then times, in the same
 process and interleaved:
 
-- export: ``jobs.export.prepare_export(ExportRequest(Source(prefix=...)))`` + rendering
+- export: ``jobs.export.prepare_export(ExportRequest(ExportSource(prefix=...)))`` + rendering
   environment.yml and pixi.toml (detection, history, origins, translation, the model, both texts);
 - baseline: ``rattler.PrefixRecord.from_path`` over the same ``conda-meta/*.json`` files.
 
@@ -131,13 +131,13 @@ def main() -> None:
     import rattler
 
     from variant_bridge.export import render
-    from variant_bridge.jobs.export import ExportRequest, Source, prepare_export
+    from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
 
     with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
         prefix = build_prefix(Path(tmp), args.records, args.dists)
         paths = sorted((prefix / "conda-meta").glob("*.json"))
 
-        request = ExportRequest(Source(prefix=prefix), environ=OVERRIDES)
+        request = ExportRequest(ExportSource(prefix=prefix), environ=OVERRIDES)
 
         def export() -> None:
             model = prepare_export(request)

@@ -761,7 +761,7 @@ def _some_values(doc: dict[str, Any]) -> list[list[str]]:
     return lists
 
 
-def _defect(draw: st.DrawFn, doc: dict[str, Any]) -> None:
+def _defect(draw: st.DrawFn, doc: dict[str, Any]) -> None:  # noqa: C901 - one case per defect kind
     """Apply one small defect, in place."""
     providers = doc["providers"]
     namespaces = doc["default-priorities"]["namespace"]

@@ -29,7 +29,7 @@ from tests.worlds.lockfile import LockedPlatform, write_lockfile
 from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, site_packages, solve
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.export import ExportModel, IndexOptions
-from variant_bridge.jobs.export import ExportRequest, Source, prepare_export
+from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
 
 SPECS = ("python 3.12.*", "libcublas", "cuda-version 12.6.*")
 SOLVE_VIRTUAL_PACKAGES = (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9", "__cuda_arch=9.0")
@@ -179,7 +179,7 @@ def export_prefix(
     """The export of *world*'s prefix, its wheels found in its find-links directory."""
     return prepare_export(
         ExportRequest(
-            Source(prefix=world.prefix),
+            ExportSource(prefix=world.prefix),
             indexes=IndexOptions(find_links=(str(world.wheels),)),
             environ=environ,
             **options,

@@ -26,7 +26,7 @@ from tests.export.conftest import (
 from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.export import environment_yml, pixi_toml, render
-from variant_bridge.jobs.export import ExportRequest, Source, prepare_export
+from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
 from variant_bridge.translate import supported_properties
 from variant_bridge.uv_settings import uv_settings
 
@@ -120,7 +120,7 @@ def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
 ) -> None:
     from_prefix = export_prefix(export_world)
     from_lock = prepare_export(
-        ExportRequest(Source(lockfile=export_world.lockfile), environ=OVERRIDES)
+        ExportRequest(ExportSource(lockfile=export_world.lockfile), environ=OVERRIDES)
     )
     prefix_yml = environment_yml.to_dict(from_prefix)
     lock_yml = environment_yml.to_dict(from_lock)

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import click
 
-from variant_bridge import __version__
+from variant_bridge._version import __version__
 from variant_bridge.errors import VariantBridgeError
 
 __all__ = ["DEBUG_VARIABLE", "CliError", "main"]

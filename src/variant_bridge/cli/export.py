@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge import __version__
+from variant_bridge._version import __version__
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options, usage_errors
 from variant_bridge.cli._output import echo_json, json_option
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from variant_bridge import __version__
+from variant_bridge._version import __version__
 from variant_bridge.errors import HashMismatch, IndexReadError
 from variant_bridge.indexes.candidates import Candidate
 

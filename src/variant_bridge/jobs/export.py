@@ -46,7 +46,7 @@ __all__ = [
     "ExportOutput",
     "ExportRequest",
     "ExportResult",
-    "Source",
+    "ExportSource",
     "prepare_export",
     "run_export",
 ]
@@ -55,7 +55,7 @@ __all__ = [
 class EnvironmentSource(Protocol):
     """Where the environment is read from, as detection takes it: a prefix (``None`` with no
     lock file: ``$CONDA_PREFIX``) or a pixi.lock environment and platform, plus declared facts.
-    :class:`Source` is one; so is the CLI's ``EnvironmentOptions``."""
+    :class:`ExportSource` is one; so is the CLI's ``EnvironmentOptions``."""
 
     @property
     def prefix(self) -> str | os.PathLike[str] | None: ...
@@ -70,8 +70,8 @@ class EnvironmentSource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
-    """An :class:`EnvironmentSource` for library callers: ``Source(prefix="/opt/env")``."""
+class ExportSource:
+    """An :class:`EnvironmentSource` for library callers: ``ExportSource(prefix="/opt/env")``."""
 
     prefix: str | os.PathLike[str] | None = None
     lockfile: str | os.PathLike[str] | None = None
@@ -93,7 +93,7 @@ class ExportRequest:
         ``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`.
     """
 
-    source: EnvironmentSource = field(default_factory=Source)
+    source: EnvironmentSource = field(default_factory=ExportSource)
     name: str | None = None
     from_history: bool = False
     builds: bool = True
