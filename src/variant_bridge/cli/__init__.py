@@ -12,6 +12,7 @@ Heavy libraries (rattler, archspec, the mapping tables) are imported inside the 
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 from typing import IO, Any
 
@@ -44,8 +45,33 @@ def _debug() -> bool:
     return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
+# name -> (module under variant_bridge.cli, attribute), in the order `--help` lists them. A
+# command's module is imported only when that command runs (or `--help` lists them all), so each
+# command pays only for its own imports.
+_COMMANDS = {
+    "detect": ("detect", "detect"),
+    "translate": ("translate", "translate"),
+    "select": ("select", "select"),
+    "install": ("select", "install"),
+    "env": ("env", "env"),
+    "run": ("env", "run"),
+    "export": ("export", "export"),
+}
+
+
 class _Group(click.Group):
-    """A group that maps exceptions to exit codes for every subcommand, in one place."""
+    """The command group: commands load lazily, and exceptions map to exit codes in one place."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*_COMMANDS, *(name for name in self.commands if name not in _COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = _COMMANDS.get(cmd_name)
+        if found is None:  # one registered with add_command (a plugin, a test)
+            return super().get_command(ctx, cmd_name)
+        module = importlib.import_module(f"variant_bridge.cli.{found[0]}")
+        command: click.Command = getattr(module, found[1])
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -99,22 +125,3 @@ def main() -> None:
       variant-bridge run -- uv pip install --preview-features wheel-variants torch
       variant-bridge export --format pixi-toml -o pixi.toml
     """
-
-
-# Registered after `main` exists; the modules import nothing heavy at module level.
-from variant_bridge.cli import detect as _detect  # noqa: E402
-from variant_bridge.cli import env as _env  # noqa: E402
-from variant_bridge.cli import export as _export  # noqa: E402
-from variant_bridge.cli import select as _select  # noqa: E402
-from variant_bridge.cli import translate as _translate  # noqa: E402
-
-for _command in (
-    _detect.detect,
-    _translate.translate,
-    _select.select,
-    _select.install,
-    _env.env,
-    _env.run,
-    _export.export,
-):
-    main.add_command(_command)
