@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +36,12 @@ def assert_untouched(before: str, after: str) -> None:
         assert any(line == other for other in lines), f"line changed or moved: {line!r}"
     # tomlkit reads what pixi reads (TOML 1.1's multi-line inline tables, in real manifests)
     assert_values_kept(tomlkit.parse(before).unwrap(), tomlkit.parse(after).unwrap())
+    # the export's tables stand apart: a blank line before each header it added
+    known = set(before.splitlines())
+    lines = after.splitlines()
+    for previous, line in itertools.pairwise(lines):
+        if line.startswith("[") and (line not in known or previous not in known):
+            assert not previous.strip(), f"no blank line before {line!r}"
 
 
 def assert_values_kept(before: Any, after: Any, where: str = "") -> None:

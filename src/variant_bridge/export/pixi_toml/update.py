@@ -101,7 +101,23 @@ def apply(
     if "pypi-options" in data:
         editor.options(root, data["pypi-options"])
     editor.activation(base, dict(model.activation_env), prefix=base_prefix)
-    return ManifestUpdate(tomlkit.dumps(doc), tuple(editor.notes))
+    return ManifestUpdate(_spaced(tomlkit.dumps(doc), text), tuple(editor.notes))
+
+
+def _spaced(text: str, original: str) -> str:
+    """*text* with a blank line between the update's new lines and a table header (tomlkit puts
+    a new table right after the previous table's last line, and the next table right after it,
+    when the tables it extends are not the file's last); the user's own lines are not touched."""
+    known = set(original.splitlines())
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        header = line.startswith("[")
+        before = out[-1].rstrip("\r\n") if out else ""
+        added = line.rstrip("\r\n") not in known or before not in known
+        if header and before.strip() and added:
+            out.append("\n")
+        out.append(line)
+    return "".join(out)
 
 
 @dataclass(slots=True)
@@ -450,15 +466,8 @@ def _subdir_of(entry: Any) -> str | None:
 
 
 def _item(value: Any) -> Any:
-    """A tomlkit value: dicts become inline tables (recursively), lists arrays."""
-    if isinstance(value, dict):
-        table = tomlkit.inline_table()
-        for key, inner in value.items():
-            table[key] = _item(inner)
-        return table
-    if isinstance(value, list):
-        array = tomlkit.array()
-        for inner in value:
-            array.append(_item(inner))
-        return array
+    """A tomlkit value spelled as a new manifest spells it (``{ path = "..." }``): dicts become
+    inline tables, lists arrays."""
+    if isinstance(value, (dict, list)):
+        return tomlkit.parse(f"v = {toml_value(value)}\n").item("v")
     return value
