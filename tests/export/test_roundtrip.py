@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -304,3 +305,20 @@ def test_from_history_pins_the_toolkit_the_user_never_asked_for(world_copy: Expo
     assert resolve(world_copy, specs) == world_copy.record_set
     unpinned = resolve(world_copy, ["python 3.12.*", "libcublas"])
     assert ("cuda-version", "12.9", "h0_3") in unpinned  # what the pin prevents
+
+
+def test_without_variant_wheels_the_pins_keep_uv_on_the_environments_toolkit(
+    world_copy: ExportWorld, tmp_path: Path, gpu_machine: dict[str, str]
+) -> None:
+    # QA: a cuda-version 12.6 export with no variant wheels pinned the driver to 12.0; uv in the
+    # environment then installed the CPU build of a wheel whose CUDA build needs 12.6
+    for dist_info in world_copy.site.glob("*.dist-info"):
+        if dist_info.name.startswith(("tinyvar-", "gpuext-")):
+            shutil.rmtree(dist_info)
+    model = export_prefix(world_copy, environ=NO_GPU, host_requirements=False)
+    assert not any(p.label for p in model.pip)
+    activation = dict(model.activation_env)
+    assert activation["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
+    later = {**OVERRIDES, **activation}
+    assert select_label(world_copy, later) == "cu126"  # the toolkit's build, not cu128
+    assert uv_choice(world_copy, tmp_path / "site", {**gpu_machine, **activation}) == "cu126"
