@@ -13,20 +13,28 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import tomlkit
-from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Array, Comment, InlineTable, Item, Table
+from tomlkit.items import Array
 
 from variant_bridge.errors import ExportError
 from variant_bridge.export.channels import normalize_channel
 from variant_bridge.export.model import ExportModel
+from variant_bridge.export.pixi_toml.items import (
+    TABLES,
+    add_marked,
+    as_written,
+    has_comments,
+    is_owned,
+    plain,
+    set_marked,
+    table_at,
+    toml_item,
+)
 from variant_bridge.export.pixi_toml.judge import Judge
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
     check_declarable,
     comments,
-    is_marked,
-    marked,
     platform_entry,
     table_lines,
     to_dict,
@@ -37,8 +45,6 @@ from variant_bridge.uv_settings import EXPORTED_PINS_VARIABLE, exported_pins_val
 __all__ = ["ManifestKind", "ManifestUpdate", "apply", "manifest_kind", "parse", "update"]
 
 ManifestKind = Literal["pixi", "pyproject"]
-
-_TABLES = (Table, InlineTable, Container)
 
 
 def manifest_kind(filename: str) -> ManifestKind:
@@ -134,7 +140,7 @@ class _Editor:
         self.notes.append(f"{self.path}: {text}")
 
     def table(self, parent: Any, key: str, prefix: str, *, super_table: bool = False) -> Any:
-        return _table(parent, key, path=self.path, prefix=prefix, super_table=super_table)
+        return table_at(parent, key, path=self.path, prefix=prefix, super_table=super_table)
 
     # -- the workspace -------------------------------------------------------------------------
 
@@ -149,16 +155,16 @@ class _Editor:
         workspace = self.table(root, key, self.prefix)
         where = f"{self.prefix}{key}"
         if kind == "pixi" and new:
-            _add(workspace, "name", model.name)  # else pixi names it after the folder
+            add_marked(workspace, "name", model.name)  # else pixi names it after the folder
         self.channels(workspace, data["workspace"]["channels"], where)
         rich = self.platform(workspace, platform_entry(model), where)
         if rich and "requires-pixi" not in workspace:
-            _add(workspace, "requires-pixi", f">={MIN_PIXI}")
+            add_marked(workspace, "requires-pixi", f">={MIN_PIXI}")
         return workspace
 
     def channels(self, workspace: Any, channels: list[str], where: str) -> None:
         if "channels" not in workspace:
-            _add(workspace, "channels", channels)
+            add_marked(workspace, "channels", channels)
             return
         existing = workspace["channels"]
         present = {
@@ -168,7 +174,7 @@ class _Editor:
         missing = [c for c in channels if normalize_channel(c) not in present]
         if not missing:
             return
-        if _owned(workspace, "channels"):
+        if is_owned(workspace, "channels"):
             for channel in missing:
                 existing.append(channel)
             return
@@ -185,17 +191,17 @@ class _Editor:
         """
         subdir = entry if isinstance(entry, str) else entry["platform"]
         if "platforms" not in workspace:
-            _add(workspace, "platforms", [entry])
+            add_marked(workspace, "platforms", [entry])
             return not isinstance(entry, str)
         platforms = workspace["platforms"]
         if not isinstance(platforms, Array):
             raise ExportError(f"cannot update {self.path!r}: {where}.platforms is not an array")
         matches = [i for i, e in enumerate(platforms) if _subdir_of(e) == subdir]
-        if _owned(workspace, "platforms"):
+        if is_owned(workspace, "platforms"):
             if not matches:
-                platforms.append(_item(entry))
-            elif _plain(platforms[matches[0]]) != entry:
-                platforms[matches[0]] = _item(entry)
+                platforms.append(toml_item(entry))
+            elif plain(platforms[matches[0]]) != entry:
+                platforms[matches[0]] = toml_item(entry)
             return not isinstance(entry, str)
         if not matches:
             raise ExportError(
@@ -204,7 +210,7 @@ class _Editor:
                 f"platform add {subdir}`) and run the export again"
             )
         if not isinstance(entry, str) and not any(
-            _declares(_plain(platforms[i]), entry) for i in matches
+            _declares(plain(platforms[i]), entry) for i in matches
         ):
             self.note(
                 f"{where}.platforms is yours, left as it is: the export would declare "
@@ -255,32 +261,32 @@ class _Editor:
             base[name] = tomlkit.parse(snippet)[name]
             return
         table = self.table(base, name, prefix)
-        for key in [k for k in table if k not in wanted and _owned(table, k)]:
+        for key in [k for k in table if k not in wanted and is_owned(table, k)]:
             del table[key]  # the export's, and no longer in the environment
         for key, value in wanted.items():
             if key not in table:
-                _add(table, key, value, reasons.get(key))
-            elif _owned(table, key):
-                _set(table, key, value, reasons.get(key))
+                add_marked(table, key, value, reasons.get(key))
+            elif is_owned(table, key):
+                set_marked(table, key, value, reasons.get(key))
             else:
                 self.judge_user(name, key, table.item(key), value, prefix)
 
     def judge_top_level(self, root: Any, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
         """*wanted* without the keys the user's top-level table *name* has (judged here)."""
         table = root.get(name)
-        if not isinstance(table, _TABLES):
+        if not isinstance(table, TABLES):
             return wanted
-        theirs = [k for k in wanted if k in table and not _owned(table, k)]
+        theirs = [k for k in wanted if k in table and not is_owned(table, k)]
         for key in theirs:
             self.judge_user(name, key, table.item(key), wanted[key], self.prefix)
         return {k: v for k, v in wanted.items() if k not in theirs}
 
     def judge_user(self, name: str, key: str, item: Any, wanted: Any, prefix: str) -> None:
-        why = self.judge.why(name, key, _plain(item), wanted)
+        why = self.judge.why(name, key, plain(item), wanted)
         if why is not None:
             self.note(
-                f"{prefix}{name}.{key} = {_text(item)} is yours (no `# variant-bridge` marker), "
-                f"left as it is: {why}; the export would write {toml_value(wanted)}"
+                f"{prefix}{name}.{key} = {as_written(item)} is yours (no `# variant-bridge` "
+                f"marker), left as it is: {why}; the export would write {toml_value(wanted)}"
             )
 
     def options(self, root: Any, wanted: dict[str, Any]) -> None:
@@ -288,35 +294,35 @@ class _Editor:
         options = self.table(root, "pypi-options", self.prefix)
         for key, value in wanted.items():
             if key not in options:
-                _add(options, key, value)
+                add_marked(options, key, value)
                 continue
-            current = _plain(options.item(key))
+            current = plain(options.item(key))
             if current == value:
                 continue
-            owned = _owned(options, key)
+            owned = is_owned(options, key)
             if isinstance(value, list) and isinstance(current, list):
                 missing = [v for v in value if v not in current]
                 if owned:
                     for element in missing:
-                        options[key].append(_item(element))
+                        options[key].append(toml_item(element))
                 elif missing:
                     self.note(
                         f"{self.prefix}pypi-options.{key} is yours and lacks "
                         f"{', '.join(map(toml_value, missing))}, where the exported wheels are"
                     )
             elif owned:
-                _set(options, key, value)
+                set_marked(options, key, value)
             else:
                 self.note(
-                    f"{self.prefix}pypi-options.{key} = {_text(options.item(key))} is yours, left "
-                    f"as it is; the export used {toml_value(value)}"
+                    f"{self.prefix}pypi-options.{key} = {as_written(options.item(key))} is "
+                    f"yours, left as it is; the export used {toml_value(value)}"
                 )
 
     def activation(self, base: Any, wanted: dict[str, str], *, prefix: str) -> None:
         """``[activation.env]``: the pins for uv. A variable the user set stays (noted); only
         the pins the export owns are listed in :data:`EXPORTED_PINS_VARIABLE`."""
         activation = base.get("activation")
-        if not wanted and not isinstance(activation, _TABLES):
+        if not wanted and not isinstance(activation, TABLES):
             return
         activation = self.table(base, "activation", prefix, super_table=True)
         # Inside the user's own [activation] table, the new sub-table sits before what follows.
@@ -326,18 +332,18 @@ class _Editor:
         merged = dict(ours)
         if ours:
             merged[EXPORTED_PINS_VARIABLE] = exported_pins_value(ours.items())
-        for key in [k for k in env if k not in merged and _owned(env, k)]:
+        for key in [k for k in env if k not in merged and is_owned(env, k)]:
             del env[key]
         for key, value in merged.items():
             if key not in env:
-                _add(env, key, value)
-            elif _owned(env, key):
-                _set(env, key, value)
+                add_marked(env, key, value)
+            elif is_owned(env, key):
+                set_marked(env, key, value)
         if spaced and env:
             env.add(tomlkit.nl())
-        if not env and not _has_comments(env):
+        if not env and not has_comments(env):
             del activation["env"]
-            if not activation and not _has_comments(activation):
+            if not activation and not has_comments(activation):
                 del base["activation"]
 
     def own_pins(self, env: Any, wanted: dict[str, str], prefix: str) -> dict[str, str]:
@@ -346,62 +352,16 @@ class _Editor:
         for key, value in wanted.items():
             if key == EXPORTED_PINS_VARIABLE:
                 continue
-            if key in env and not _owned(env, key):
-                if str(_plain(env.item(key))) != value:
+            if key in env and not is_owned(env, key):
+                if str(plain(env.item(key))) != value:
                     self.note(
-                        f"{prefix}activation.env.{key} = {_text(env.item(key))} is yours, left as "
-                        f"it is: it steers uv in the environment; the export would pin {value!r}"
+                        f"{prefix}activation.env.{key} = {as_written(env.item(key))} is yours, "
+                        "left as it is: it steers uv in the environment; the export would pin "
+                        f"{value!r}"
                     )
                 continue
             ours[key] = value
         return ours
-
-
-# -- items ------------------------------------------------------------------------------------
-
-
-def _owned(table: Any, key: str) -> bool:
-    """Whether *key* of *table* carries the export's marker."""
-    item = table.item(key) if hasattr(table, "item") else None
-    return isinstance(item, Item) and not isinstance(item, Table) and is_marked(item.trivia.comment)
-
-
-def _mark(item: Item, note: str | None) -> None:
-    comment = f"# {marked(note)}"
-    if item.trivia.comment != comment:
-        item.trivia.comment = comment
-        item.trivia.comment_ws = item.trivia.comment_ws or "  "
-
-
-def _add(table: Any, key: str, value: Any, note: str | None = None) -> None:
-    table[key] = _item(value)
-    _mark(table.item(key), note)
-
-
-def _set(table: Any, key: str, value: Any, note: str | None = None) -> None:
-    """Rewrite the export's entry *key* (its exact text kept when the value is unchanged)."""
-    current = table.item(key)
-    if _plain(current) != value:
-        trivia = current.trivia
-        table[key] = _item(value)
-        new = table.item(key)
-        new.trivia.indent, new.trivia.comment_ws = trivia.indent, trivia.comment_ws
-        new.trivia.trail = trivia.trail
-    _mark(table.item(key), note)
-
-
-def _plain(value: Any) -> Any:
-    return value.unwrap() if isinstance(value, Item) else value
-
-
-def _text(item: Any) -> str:
-    """The value as the user wrote it."""
-    return item.as_string().strip() if isinstance(item, Item) else repr(item)
-
-
-def _has_comments(table: Any) -> bool:
-    body = table.value.body if isinstance(table, Table) else getattr(table, "body", [])
-    return any(isinstance(item, Comment) for _, item in body)
 
 
 def _remove_own(root: Any, wanted: dict[str, dict[str, Any]]) -> list[str]:
@@ -412,17 +372,19 @@ def _remove_own(root: Any, wanted: dict[str, dict[str, Any]]) -> list[str]:
         *parents, name = dotted.split(".")
         parent = root
         for part in parents:
-            parent = parent.get(part) if isinstance(parent, _TABLES) else None
-        table = parent.get(name) if isinstance(parent, _TABLES) else None
-        if not isinstance(table, _TABLES):
+            parent = parent.get(part) if isinstance(parent, TABLES) else None
+        table = parent.get(name) if isinstance(parent, TABLES) else None
+        if not isinstance(table, TABLES):
             continue
-        ours = [k for k in table if _owned(table, k) and (k in keys or dotted == "activation.env")]
+        ours = [
+            k for k in table if is_owned(table, k) and (k in keys or dotted == "activation.env")
+        ]
         for key in ours:
             del table[key]
             removed.append(f"{dotted}.{key}")
-        if ours and not table and not _has_comments(table):
+        if ours and not table and not has_comments(table):
             del parent[name]
-            if parents and not parent and not _has_comments(parent):
+            if parents and not parent and not has_comments(parent):
                 del root[parents[0]]
     return removed
 
@@ -441,19 +403,8 @@ def _prefix(kind: ManifestKind) -> str:
 def _pixi_root(doc: tomlkit.TOMLDocument, *, kind: ManifestKind, path: str) -> Any:
     if kind == "pixi":
         return doc
-    tool = _table(doc, "tool", path=path, prefix="", super_table=True)
-    return _table(tool, "pixi", path=path, prefix="tool.", super_table=True)
-
-
-def _table(parent: Any, key: str, *, path: str, prefix: str, super_table: bool = False) -> Any:
-    if key not in parent:
-        parent[key] = tomlkit.table(is_super_table=super_table)
-        return parent[key]
-    value = parent[key]
-    if not isinstance(value, _TABLES):
-        found = "an array" if isinstance(value, (list, Array)) else f"a {type(value).__name__}"
-        raise ExportError(f"cannot update {path!r}: {prefix}{key} must be a table, found {found}")
-    return value
+    tool = table_at(doc, "tool", path=path, prefix="", super_table=True)
+    return table_at(tool, "pixi", path=path, prefix="tool.", super_table=True)
 
 
 def _subdir_of(entry: Any) -> str | None:
@@ -463,11 +414,3 @@ def _subdir_of(entry: Any) -> str | None:
         value = entry.get("platform")
         return str(value) if value is not None else None
     return None
-
-
-def _item(value: Any) -> Any:
-    """A tomlkit value spelled as a new manifest spells it (``{ path = "..." }``): dicts become
-    inline tables, lists arrays."""
-    if isinstance(value, (dict, list)):
-        return tomlkit.parse(f"v = {toml_value(value)}\n").item("v")
-    return value
