@@ -27,6 +27,7 @@ from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = [
     "DRIVER_VARIABLE",  # noqa: F822 - the tables' name, resolved by __getattr__
+    "EXPORTED_PINS_VARIABLE",
     "NO_CUDA",
     "NO_GPU_ARCH",
     "PREVIEW_FEATURE",
@@ -35,7 +36,9 @@ __all__ = [
     "SM_ARCH_VARIABLE",  # noqa: F822 - likewise
     "ShellFormat",
     "UvSettings",
+    "exported_pins_value",
     "format_variables",
+    "parse_exported_pins",
     "uv_settings",
 ]
 
@@ -46,6 +49,11 @@ NO_CUDA = "none"
 """A driver value uv rejects, so it skips its NVIDIA provider (empty would mean "detect")."""
 NO_GPU_ARCH = "0.0"
 """A compute capability below 5.0: uv offers no ``sm_arch`` value but keeps the driver's bounds."""
+
+EXPORTED_PINS_VARIABLE = "VARIANT_BRIDGE_EXPORTED_PINS"
+"""Written by ``export`` next to the pins it sets for uv (``[activation.env]``): ``NAME=VALUE``
+pairs, space-separated. A variable whose current value is the one listed is the export's pin,
+not a fact about the machine (docs/semantics.md, "Exported pins")."""
 
 ShellFormat = Literal["sh", "fish", "powershell", "dotenv", "json"]
 SHELL_FORMATS: tuple[ShellFormat, ...] = ("sh", "fish", "powershell", "dotenv", "json")
@@ -234,6 +242,22 @@ def uv_settings(
     notes.extend(_cpu_notes(env))
     variables = (*cuda_vars, (PREVIEW_VARIABLE, _preview_features(environ or {})))
     return UvSettings(variables, tuple(notes))
+
+
+def exported_pins_value(pins: Iterable[tuple[str, str]]) -> str:
+    """The :data:`EXPORTED_PINS_VARIABLE` value naming *pins* (``NAME=VALUE NAME=VALUE``)."""
+    return " ".join(f"{name}={value}" for name, value in pins)
+
+
+def parse_exported_pins(value: str) -> dict[str, str]:
+    """The ``{NAME: VALUE}`` pairs of an :data:`EXPORTED_PINS_VARIABLE` value; words that are not
+    ``NAME=VALUE`` are ignored (the variable describes, it never fails a command)."""
+    pins: dict[str, str] = {}
+    for word in value.split():
+        name, sep, pinned = word.partition("=")
+        if sep and _NAME_RE.fullmatch(name):
+            pins[name] = pinned
+    return pins
 
 
 # -- shell formats ------------------------------------------------------------------------------

@@ -139,7 +139,8 @@ def test_a_failure_mid_write_leaves_the_old_file_intact(
         "run_export",
         functools.partial(export_job.run_export, after_chunk=disk_full),
     )
-    result = cli(*args(world, "-o", str(target), "--force"), env=OVERRIDES)
+    options = ["-o", str(target), "--force", "--pin-filenames"]  # no copies: the write fails
+    result = cli(*args(world, *options), env=OVERRIDES)
     assert result.exit_code == 1
     line = one_error_line(result.stderr)
     assert "No space left on device" in line
@@ -159,7 +160,9 @@ def test_the_format_follows_the_output_name(
     cli: Cli, world: ExportWorld, tmp_path: Path, name: str, fmt: str
 ) -> None:
     target = tmp_path / name
-    assert cli(*args(world, "-o", str(target)), env=OVERRIDES).exit_code == 0
+    # tinyvar's GPU range has an upper bound no pixi platform can state (test_pixi_refuses...)
+    extra = ["--no-host-requirements"] if fmt == "pixi-toml" else []
+    assert cli(*args(world, "-o", str(target), *extra), env=OVERRIDES).exit_code == 0
     text = target.read_text()
     if fmt == "pixi-toml":
         assert tomllib.loads(text)["workspace"]["requires-pixi"] == ">=0.71"
@@ -175,15 +178,22 @@ def test_update_a_pixi_toml_in_place(cli: Cli, world: ExportWorld, tmp_path: Pat
     )
     manifest.write_text(original)
     manifest.chmod(0o640)
-    result = cli(*args(world, "--update", str(manifest)), env=OVERRIDES)
+    update = ["--update", str(manifest), "--no-host-requirements"]
+    result = cli(*args(world, *update), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     assert result.stderr.startswith(f"updated {manifest}:")
     text = manifest.read_text()
-    assert text.startswith('# hand-written, keep me\n[workspace]\nname = "proj"\n')
-    assert '[tasks]\nserve = "python -m http.server"  # dev only\n' in text
+    assert text.startswith(original)  # every line of the user's, then the export's tables
     assert tomllib.loads(text)["pypi-dependencies"]["plainpkg"] == "==2.0"
+    # the user's empty channel list stays; a note names the channel to add
+    assert f"workspace.channels is yours and does not list {world.channel.url}" in result.stderr
     assert manifest.stat().st_mode & 0o777 == 0o640
-    again = cli(*args(world, "--update", str(manifest)), env=OVERRIDES)
+    # the variant wheels are copied beside the manifest, under names pixi's uv accepts
+    pypi = tomllib.loads(text)["pypi-dependencies"]
+    assert pypi["tinyvar"] == {"path": "./variant-wheels/tinyvar-1.0-py3-none-any.whl"}
+    copy = tmp_path / "variant-wheels" / "tinyvar-1.0-py3-none-any.whl"
+    assert copy.read_bytes() == world.installed["tinyvar"].read_bytes()
+    again = cli(*args(world, *update), env=OVERRIDES)
     assert again.exit_code == 0
     assert "left unchanged" in again.stderr
     assert manifest.read_text() == text
@@ -273,7 +283,7 @@ def test_nothing_to_export(cli: Cli) -> None:
 
 
 def test_json_summary(cli: Cli, world: ExportWorld) -> None:
-    result = cli(*args(world, "--format", "pixi-toml", "--json"), env=OVERRIDES)
+    result = cli(*args(world, "--format", "environment-yml", "--json"), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     keys = ["format", "output", "changed", "content", "host_requirements", "variant_wheels"]
@@ -284,11 +294,9 @@ def test_json_summary(cli: Cli, world: ExportWorld) -> None:
         assert f"`{key}`" in row, key
     for key in summary["variant_wheels"][0]:
         assert f"`{key}`" in row, key
-    assert summary["format"] == "pixi-toml"
+    assert summary["format"] == "environment-yml"
     assert summary["output"] is None
-    assert summary["content"]["workspace"]["platforms"] == [
-        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "8.0"}}
-    ]
+    assert "__cuda_arch >=8.0,<9|>=9.0,<10" in summary["content"]["dependencies"]
     assert [w["label"] for w in summary["variant_wheels"]] == ["cu126", "cu126"]
     assert summary["host_requirements"][0]["spec"] == "__cuda >=12.6"
 
@@ -397,6 +405,19 @@ def venv_python(path: Path, *, with_pip: bool) -> Path:
     return path / "bin" / "python"
 
 
+def pip23_python(path: Path) -> Path:
+    """A fresh venv whose pip is 23.x, the oldest pip the export must work with (conda
+    environments pin old ones): the one ``venv`` bundles when it is 23, else from the registry."""
+    python = venv_python(path, with_pip=True)
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    version = subprocess.run([*pip, "--version"], capture_output=True, text=True, check=True)
+    if not version.stdout.startswith("pip 23."):
+        subprocess.run([*pip, "install", "-q", "pip==23.*"], check=True, timeout=300)
+        version = subprocess.run([*pip, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("pip 23."), version.stdout
+    return python
+
+
 def installed_labels(python: Path) -> dict[str, str | None]:
     probe = (
         "import importlib.metadata as m, json\n"
@@ -441,48 +462,84 @@ UV_BIN = Path(sys.executable).with_name("uv")
 
 
 @pytest.mark.parametrize(
-    ("installer", "wheels_dir", "refusal"),
+    ("installer", "copies", "refusal"),
     [
-        ("pip", True, None),  # QA: conda env create failed at its pip step
-        ("uv", True, None),  # uv without --preview-features wheel-variants
-        ("pip", False, "not a valid wheel filename"),  # what the header note warns of
-        ("uv", False, "wheel-variants"),
+        # QA: `conda env create` failed at its pip step; the default now installs with pip 23
+        ("pip", "default", None),
+        # copies elsewhere are absolute `name @ file:///...#sha256=` pins: pip 23 and plain uv
+        ("pip", "elsewhere", None),
+        ("uv", "elsewhere", None),
+        # uv reads the fragment of a relative `file:./x.whl#sha256=` as part of the path
+        ("uv", "default", "to end in a supported file extension"),
+        # the variant files themselves: only installers with wheel-variant support take them
+        ("pip", "variant-filenames", "not a valid wheel filename"),
+        ("uv", "variant-filenames", "wheel-variants"),
     ],
 )
-def test_an_export_with_wheels_dir_installs_with_plain_pip_and_uv(
+def test_an_exported_environment_yml_installs_with_pip_23(
     *,
     cli: Cli,
     world: ExportWorld,
     tmp_path: Path,
     installer: str,
-    wheels_dir: bool,
+    copies: str,
     refusal: str | None,
 ) -> None:
     share = tmp_path / "share"
     share.mkdir()
     target = share / "environment.yml"
-    extra = ["--wheels-dir", str(share / "wheels")] if wheels_dir else []
+    extra = {
+        "default": [],
+        "elsewhere": ["--wheels-dir", str(tmp_path / "elsewhere")],
+        "variant-filenames": ["--pin-filenames"],
+    }[copies]
     result = cli(*args(world, "-o", str(target), *extra), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
-    assert ("variant filenames" in result.stderr) is not wheels_dir
+    assert ("variant filenames" in result.stderr) is (copies == "variant-filenames")
     pip_lines = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
-    python = venv_python(tmp_path / "venv", with_pip=installer == "pip")
+    if installer == "pip":
+        python = pip23_python(tmp_path / "venv")
+    else:
+        python = venv_python(tmp_path / "venv", with_pip=False)
     failure = conda_pip_step(installer, share, pip_lines, python)
     if refusal is not None:
         assert refusal in failure
         return
     assert failure == ""
     assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
+    folder = share / "variant-wheels" if copies == "default" else tmp_path / "elsewhere"
     for name in ("gpuext", "tinyvar"):
-        [line] = [ln for ln in pip_lines if ln.startswith(f"{name} @ ")]
-        copy = share / "wheels" / f"{name}-{'0.3' if name == 'gpuext' else '1.0'}-py3-none-any.whl"
-        assert (
-            line
-            == f"{name} @ {copy.as_uri()}#sha256={hashlib.sha256(copy.read_bytes()).hexdigest()}"
-        )
+        copy = folder / f"{name}-{'0.3' if name == 'gpuext' else '1.0'}-py3-none-any.whl"
+        digest = hashlib.sha256(copy.read_bytes()).hexdigest()
+        if copies == "default":  # relative to the file: the folder can be moved or shared
+            assert f"file:./variant-wheels/{copy.name}#sha256={digest}" in pip_lines
+        else:
+            assert f"{name} @ {copy.as_uri()}#sha256={digest}" in pip_lines
         assert copy.read_bytes() == world.installed[name].read_bytes()
         # the faithful pin to the exact variant file stays in the header
         assert f"{name} @ {world.installed[name].as_uri()}#sha256=" in target.read_text()
+
+
+def test_a_shared_folder_installs_after_it_was_moved(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    local = share / "wheels"  # the find-links folder inside the project: written relative
+    shutil.copytree(world.wheels, local)
+    target = share / "environment.yml"
+    export = ["export", "--prefix", str(world.prefix), "-f", str(local), "-o", str(target)]
+    result = cli(*export, env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    moved = tmp_path / "elsewhere" / "share"
+    moved.parent.mkdir()
+    share.rename(moved)
+    pip_lines = yaml.safe_load((moved / "environment.yml").read_text())["dependencies"][-1]["pip"]
+    assert pip_lines[0] == "--find-links ./wheels"
+    assert not any(str(tmp_path) in line for line in pip_lines)  # no absolute path left
+    python = pip23_python(tmp_path / "venv")
+    assert conda_pip_step("pip", moved, pip_lines, python) == ""
+    assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
 
 
 @pytest.mark.parametrize(
@@ -498,10 +555,8 @@ def test_pixi_paths_to_the_copies_are_relative_to_the_manifest(
     target = tmp_path / manifest
     target.parent.mkdir()
     target.write_text('[workspace]\nplatforms = ["linux-64"]\n')
-    result = cli(
-        *args(world, "--update", str(target), "--wheels-dir", str(tmp_path / wheels)),
-        env=OVERRIDES,
-    )
+    update = ["--update", str(target), "--wheels-dir", str(tmp_path / wheels)]
+    result = cli(*args(world, *update, "--no-host-requirements"), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     data = tomllib.loads(target.read_text())
     assert data["pypi-dependencies"]["tinyvar"] == {"path": expected}
@@ -536,6 +591,12 @@ def wheels_left(share: Path) -> list[str]:
         (["--update", "{share}/missing.toml"], "does not exist; --update edits"),
         (["--update", "{share}/broken.toml"], "not valid TOML"),
         (["--update", "{share}/array.toml"], "dependencies must be a table"),  # found by apply
+        # QA: a read-only manifest was silently replaced
+        (["--update", "{share}/readonly.toml"], "is read-only"),
+        # the platform cannot be declared: refused before any copy
+        (["-o", "{share}/pixi.toml"], "cannot declare the linux-64 platform for pixi"),
+        # the default copies beside the file count too
+        (["-o", "{share}/nodir/e.yml", "--wheels-dir", ""], "does not exist (nothing was"),
     ],
 )
 def test_a_failed_export_leaves_no_wheel_copies(
@@ -545,12 +606,23 @@ def test_a_failed_export_leaves_no_wheel_copies(
     share.mkdir()
     (share / "broken.toml").write_text("[workspace\n")
     (share / "array.toml").write_text('dependencies = []\n[workspace]\nplatforms = ["linux-64"]\n')
+    readonly = share / "readonly.toml"
+    readonly.write_text('[workspace]\nplatforms = ["linux-64"]\n')
+    readonly.chmod(0o444)
     before = wheels_left(share)
     extra = [o.format(share=share) for o in options]
-    result = cli(*args(world, *extra, "--wheels-dir", str(share / "s10" / "w")), env=OVERRIDES)
+    if extra[-1] == "":
+        extra = extra[:-2]  # no --wheels-dir: the default folder beside the file
+    else:
+        extra += ["--wheels-dir", str(share / "s10" / "w")]
+    if "--update" in extra:
+        extra.append("--no-host-requirements")
+    result = cli(*args(world, *extra), env=OVERRIDES)
     assert result.exit_code == 1
     assert message in one_error_line(result.stderr)
     assert wheels_left(share) == before  # no s10/, no s10/w/, no copies
+    assert readonly.read_text() == '[workspace]\nplatforms = ["linux-64"]\n'
+    assert readonly.stat().st_mode & 0o777 == 0o444
 
 
 def test_a_write_failure_after_the_copies_removes_them(
@@ -590,7 +662,8 @@ def test_a_find_links_directory_with_a_space_installs(
     share = tmp_path / "share"
     share.mkdir()
     target = share / "environment.yml"
-    options = ["-o", str(target), "--wheels-dir", str(share / "wheels")]
+    # absolute copies (uv refuses a relative `file:./x.whl#sha256=`, see above)
+    options = ["-o", str(target), "--wheels-dir", str(tmp_path / "copies")]
     result = cli(
         "export", "--prefix", str(world.prefix), "-f", str(wheels), *options, env=OVERRIDES
     )
@@ -598,7 +671,10 @@ def test_a_find_links_directory_with_a_space_installs(
     pip_lines = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
     assert pip_lines[0] == f"--find-links {wheels.as_uri()}"
     assert "%20" in pip_lines[0]
-    python = venv_python(tmp_path / "venv", with_pip=installer == "pip")
+    if installer == "pip":
+        python = pip23_python(tmp_path / "venv")
+    else:
+        python = venv_python(tmp_path / "venv", with_pip=False)
     # plainpkg==2.0 is found only through the find-links line (--no-index)
     assert conda_pip_step(installer, share, pip_lines, python) == ""
     assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
@@ -700,3 +776,145 @@ def test_a_plain_wheel_from_another_index_is_noted(
     assert f"note: {note}" in result.stderr
     assert note in " ".join(result.stdout.replace("# ", "").split())
     assert "--index-url" in result.stderr.split(note, 1)[1].splitlines()[0]
+
+
+def test_pylock_installs_with_uv_and_keeps_the_variant_labels(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    from packaging.pylock import Pylock
+
+    share = tmp_path / "share"
+    share.mkdir()
+    target = share / "pylock.toml"
+    result = cli(*args(world, "-o", str(target)), env=OVERRIDES)  # the format from the name
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith(f"wrote {target}: 3 PyPI packages (3 pinned to a file)")
+    data = tomllib.loads(target.read_text())
+    lock = Pylock.from_dict(data)  # valid per PEP 751, as packaging reads it
+    lock.validate()
+    by_name = {p.name: p for p in lock.packages}
+    assert sorted(by_name) == ["gpuext", "plainpkg", "tinyvar"]
+    tinyvar = by_name["tinyvar"]
+    assert tinyvar.wheels is not None
+    [wheel] = tinyvar.wheels
+    copy = share / "variant-wheels" / "tinyvar-1.0-py3-none-any.whl"
+    assert wheel.path == "./variant-wheels/tinyvar-1.0-py3-none-any.whl"
+    assert wheel.size == copy.stat().st_size
+    assert wheel.hashes == {"sha256": hashlib.sha256(copy.read_bytes()).hexdigest()}
+    assert copy.read_bytes() == world.installed["tinyvar"].read_bytes()
+    assert tinyvar.tool == {
+        "variant-bridge": {
+            "label": "cu126",
+            "properties": [
+                "nvidia :: cuda_version_lower_bound :: 12.6",
+                "nvidia :: sm_arch :: 80_real",
+                "nvidia :: sm_arch :: 90_real",
+            ],
+            "variant-file": "tinyvar-1.0-py3-none-any-cu126.whl",
+            "installed-from": world.installed["tinyvar"].as_uri(),
+        }
+    }
+    assert by_name["plainpkg"].tool is None  # a plain wheel, pinned to its file too
+    # uv installs it (run from elsewhere: paths are relative to the lock) into a fresh venv
+    python = venv_python(tmp_path / "venv", with_pip=False)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "NV_"))}
+    command = [str(UV_BIN), "pip", "install", "--no-config", "--offline", "--no-index"]
+    command += ["--preview-features", "pylock", "--python", str(python), "-r", str(target)]
+    environ = {**clean, "UV_NO_CACHE": "1"}
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env=environ, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert installed_labels(python) == {"gpuext": "cu126", "plainpkg": None, "tinyvar": "cu126"}
+
+
+def test_pylock_pins_every_wheel_or_fails_naming_it(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    # without --find-links, plainpkg (installed by uv from find-links) has no file to pin
+    target = tmp_path / "pylock.toml"
+    bare = ["export", "--prefix", str(world.prefix), "-o", str(target)]
+    result = cli(*bare, env=OVERRIDES)
+    assert result.exit_code == 1
+    line = one_error_line(result.stderr)
+    assert "cannot pin wheels plainpkg 2.0: " in line
+    assert "tinyvar 1.0 [cu126]: " in line  # installed from find-links: no direct_url.json
+    assert not target.exists()
+    allowed = cli(*bare, "--allow-unpinned", env=OVERRIDES)
+    assert allowed.exit_code == 0, allowed.stderr
+    text = target.read_text()
+    assert "Left out (no file to pin; install them separately): plainpkg==2.0, tinyvar==1.0" in (
+        " ".join(text.split())
+    )
+    # gpuext's direct_url.json names its file
+    assert [p["name"] for p in tomllib.loads(text)["packages"]] == ["gpuext"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["-o", "{tmp}/pylock.toml", "--pin-filenames"],  # packaging and uv refuse the names
+        ["--format", "pylock"],  # stdout: nowhere to put the copies the lock names
+    ],
+)
+def test_pylock_never_names_variant_files(
+    cli: Cli, world: ExportWorld, tmp_path: Path, extra: list[str]
+) -> None:
+    result = cli(*args(world, *[e.format(tmp=tmp_path) for e in extra]), env=OVERRIDES)
+    assert result.exit_code == 2, result.stderr
+    assert "variant" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    # with a folder for the copies, stdout works
+    copies = tmp_path / "copies"
+    ok = cli(*args(world, "--format", "pylock", "--wheels-dir", str(copies)), env=OVERRIDES)
+    assert ok.exit_code == 0, ok.stderr
+    assert 'path = "./' not in ok.stdout  # relative to the current folder only when inside it
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        ("conda", "proj"),  # a conda prefix: the manifest's folder, not the env's
+        ("pixi", "myproject"),  # QA: a pixi prefix was named after its env folder, `default`
+    ],
+)
+def test_the_workspace_is_named_after_the_project(
+    cli: Cli, world: ExportWorld, tmp_path: Path, layout: str, expected: str
+) -> None:
+    prefix = world.prefix
+    if layout == "pixi":
+        prefix = tmp_path / "myproject" / ".pixi" / "envs" / "default"
+        shutil.copytree(world.prefix, prefix, symlinks=True)
+    target = tmp_path / "proj" / "pixi.toml"
+    target.parent.mkdir()
+    extra = ["-o", str(target), "--no-host-requirements"]
+    result = cli(*args(world, *extra, prefix=prefix), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert tomllib.loads(target.read_text())["workspace"]["name"] == expected
+
+
+def test_update_from_history_keeps_a_multi_platform_manifest_byte_for_byte(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    # QA: `python = "3.12.*"  # our python, on every platform` moved to the linux-64 target
+    # table (osx-arm64 lost python) and the comment on cuda-version became the tool's
+    manifest = tmp_path / "pixi.toml"
+    original = (
+        '[workspace]\nname = "proj"\nchannels = ["conda-forge"]\n'
+        'platforms = ["linux-64", "osx-arm64"]\n\n[dependencies]\n'
+        'python = "3.12.*"  # our python, on every platform\n'
+        'cuda-version = "12.6.*"  # pinned by hand\n'
+    )
+    manifest.write_text(original)
+    update = ["--update", str(manifest), "--from-history", "--no-host-requirements"]
+    result = cli(*args(world, *update), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    text = manifest.read_text()
+    assert text.startswith(original)
+    data = tomllib.loads(text)
+    assert data["dependencies"] == {"python": "3.12.*", "cuda-version": "12.6.*"}
+    assert data["target"]["linux-64"]["dependencies"] == {"libcublas": "*"}
+    assert "cuda-version" not in result.stderr  # the user's pin is the toolkit's: no note
+    again = cli(*args(world, *update), env=OVERRIDES)
+    assert "left unchanged" in again.stderr
+    assert manifest.read_text() == text

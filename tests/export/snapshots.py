@@ -48,6 +48,16 @@ TORCH_CU126 = PythonDistribution(
     ),
     location="/env/lib/python3.12/site-packages/torch-2.9.0.dist-info",
 )
+TORCH_PTX = PythonDistribution(
+    "torch",
+    "2.9.0",
+    # PTX for 9.0 runs on every newer GPU: a requirement pixi's platforms can state.
+    variant=VariantDescription.parse(
+        "cu126: nvidia :: cuda_version_lower_bound :: 12.6; nvidia :: sm_arch :: 90_real; "
+        "nvidia :: sm_arch :: 90_virtual"
+    ),
+    location="/env/lib/python3.12/site-packages/torch-2.9.0.dist-info",
+)
 NUMPY = PythonDistribution("numpy", "2.1.0", location="/env/site-packages/numpy-2.1.0.dist-info")
 TORCH_ORIGIN = WheelOrigin(
     "torch",
@@ -79,3 +89,11 @@ def model(**options: object) -> ExportModel:
     assert isinstance(env_changes, dict)
     options.setdefault("origins", (TORCH_ORIGIN,))
     return build_export(environment(**env_changes), name="env", **options)  # type: ignore[arg-type]
+
+
+def pixi_model(**options: object) -> ExportModel:
+    """:func:`model` with a torch wheel whose GPU range pixi can declare (PTX: 9.0 and up)."""
+    env_changes = options.pop("env", {})
+    assert isinstance(env_changes, dict)
+    env_changes.setdefault("python_packages", (TORCH_PTX, NUMPY))
+    return model(env=env_changes, **options)

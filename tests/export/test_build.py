@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.export.snapshots import (
@@ -11,6 +13,7 @@ from tests.export.snapshots import (
     RECORDS,
     TORCH_CU126,
     TORCH_ORIGIN,
+    TORCH_PTX,
     environment,
 )
 from variant_bridge.environment import (
@@ -22,7 +25,7 @@ from variant_bridge.environment import (
     VirtualPackage,
 )
 from variant_bridge.errors import ExportError
-from variant_bridge.export.build import build_export
+from variant_bridge.export.build import Pinning, build_export
 from variant_bridge.export.model import IndexOptions, PlatformDeclaration
 from variant_bridge.export.origins import WheelOrigin
 from variant_bridge.properties import VariantDescription
@@ -38,7 +41,11 @@ def specs(model_env: Environment, **options: object) -> list[str]:
     ("options", "expected"),
     [
         ({}, ["cuda-version=12.6=h0_3", "libcublas=12.6.77=h0_0", "python=3.12.7=h0_0_cpython"]),
-        ({"builds": False}, ["cuda-version=12.6", "libcublas=12.6.77", "python=3.12.7"]),
+        (
+            {"pinning": Pinning("version")},
+            ["cuda-version=12.6", "libcublas=12.6.77", "python=3.12.7"],
+        ),
+        ({"pinning": Pinning("none")}, ["cuda-version=12.6", "libcublas", "python"]),
         (  # only requests; the toolkit pin is added
             {"requested_specs": ("python=3.12", "libcublas")},
             ["python=3.12", "libcublas", "cuda-version=12.6"],
@@ -150,7 +157,9 @@ def test_an_unpinned_variant_wheel_is_an_error_naming_it() -> None:
 
 def test_allow_unpinned_exports_name_equals_version_and_says_so() -> None:
     unknown = WheelOrigin("torch", "2.9.0", "cu126", None, None, "no direct_url.json")
-    model = build_export(environment(), name="env", origins=(unknown,), allow_unpinned=True)
+    model = build_export(
+        environment(), name="env", origins=(unknown,), pinning=Pinning(allow_unpinned=True)
+    )
     torch = next(p for p in model.pip if p.name == "torch")
     assert str(torch) == "torch==2.9.0"
     assert any("exported unpinned" in note for note in model.notes)
@@ -239,6 +248,10 @@ def test_a_plain_wheel_from_another_index_is_noted(
     [
         # the wheels need __cuda >=12.6 and __cuda_arch 9.x; cuda-version constrains __cuda >=12
         ({}, PlatformDeclaration("linux-64", cuda="12.6", cuda_arch="9.0")),
+        (  # kernels for 9.x plus PTX: every GPU from 9.0 up, which pixi can state
+            {"python_packages": (TORCH_PTX,)},
+            PlatformDeclaration("linux-64", cuda="12.6", cuda_arch="9.0"),
+        ),
         (  # no variant wheels: the toolkit's major is enough (pixi's `cuda = "12"`)
             {"python_packages": (NUMPY,)},
             PlatformDeclaration("linux-64", cuda="12"),
@@ -265,7 +278,22 @@ def test_the_pixi_platform_declares_the_lowest_sufficient_machine(
     changes: dict[str, object], expected: PlatformDeclaration
 ) -> None:
     model = build_export(environment(**changes), name="env", origins=(TORCH_ORIGIN,))
-    assert model.platform_declaration == expected
+    assert replace(model.platform_declaration, unenforceable=()) == expected
+
+
+@pytest.mark.parametrize(
+    ("torch", "unenforceable"),
+    [
+        (TORCH_CU126, ["__cuda_arch >=9.0,<10"]),  # kernels for 9.x only: a 10.0 GPU is not ok
+        (TORCH_PTX, []),  # plus PTX: upward closed
+    ],
+)
+def test_a_bound_pixi_cannot_declare_is_recorded(
+    torch: PythonDistribution, unenforceable: list[str]
+) -> None:
+    env = environment(python_packages=(torch,))
+    model = build_export(env, name="env", origins=(TORCH_ORIGIN,))
+    assert [h.spec for h in model.platform_declaration.unenforceable] == unenforceable
 
 
 def test_a_cpu_level_declares_the_generic_microarchitecture() -> None:
@@ -290,46 +318,50 @@ NEWER_GPU = (
 )
 
 
+PINS = "VARIANT_BRIDGE_EXPORTED_PINS"
+
+
+def pinned(**values: str) -> dict[str, str]:
+    """The variables an export writes: the pins, and the list that marks them as exported."""
+    names = {"driver": DRIVER, "sm": SM_ARCH}
+    pins = {names[k]: v for k, v in values.items()}
+    return {**pins, PINS: " ".join(f"{k}={v}" for k, v in pins.items())} if pins else {}
+
+
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        # toolkit policy: lower bounds up to the toolkit's 12.6 (not the driver's 12.9)
-        ({}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
+        # toolkit policy: lower bounds up to the toolkit's 12.6 (not the driver's 12.9); the GPU
+        # the environment targets (not the lowest the wheels accept)
+        ({}, pinned(driver="12.6", sm="9.0")),
         # QA: an exporting machine without a GPU wrote "none" for a cu126 environment
-        ({"virtual_packages": NO_GPU}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
-        # a newer machine exports the same declared values, not its own
-        ({"virtual_packages": NEWER_GPU}, {DRIVER: "12.6", SM_ARCH: "9.0"}),
-        # the toolkit alone declares `cuda = "12"`, no architecture: uv reads the GPU it runs on
-        ({"virtual_packages": NO_GPU, "python_packages": (NUMPY,)}, {DRIVER: "12.0"}),
-        # no CUDA at all in the environment: uv's NVIDIA provider off
+        ({"virtual_packages": NO_GPU}, pinned(driver="12.6")),
+        # QA: an H100 host was pinned to 8.0, the lowest GPU the wheels accept; the target's
+        ({"virtual_packages": NEWER_GPU}, pinned(driver="12.6", sm="12.0")),
+        # QA: a cuda-version 12.6 export without variant wheels wrote 12.0 (uv then took the
+        # CPU build of a >=12.6 wheel); the toolkit's value is what select uses
+        ({"virtual_packages": NO_GPU, "python_packages": (NUMPY,)}, pinned(driver="12.6")),
+        # no toolkit, no variant wheels: uv detects the machine, as select does: no pins
         (
-            {
-                "virtual_packages": HOST,
-                "python_packages": (NUMPY,),
-                "toolkit": None,
-                "conda_packages": (RECORDS[0],),
-            },
-            {DRIVER: "none", SM_ARCH: "none"},
+            {"python_packages": (NUMPY,), "toolkit": None, "conda_packages": (RECORDS[0],)},
+            {},
         ),
+        # variant wheels without a toolkit (driver policy): the driver is the machine's
+        ({"toolkit": None, "conda_packages": (RECORDS[0],)}, pinned(sm="9.0")),
     ],
 )
-def test_activation_env_describes_the_declared_platform_not_the_machine(
+def test_activation_env_pins_the_environments_toolkit_and_target_gpu(
     changes: dict[str, object], expected: dict[str, str]
 ) -> None:
     model = build_export(environment(**changes), name="env", origins=(TORCH_ORIGIN,))
     assert dict(model.activation_env) == expected
-    declared = model.platform_declaration
-    if declared.cuda is not None:
-        assert float(expected[DRIVER]) == float(declared.cuda)
-    if declared.cuda_arch is not None:
-        assert expected[SM_ARCH] == declared.cuda_arch
 
 
-def test_activation_env_keeps_what_the_wheels_need_without_host_requirements() -> None:
+def test_activation_env_is_the_same_without_host_requirements() -> None:
     model = build_export(
         environment(), name="env", origins=(TORCH_ORIGIN,), host_requirements=False
     )
-    assert dict(model.activation_env) == {DRIVER: "12.6", SM_ARCH: "9.0"}
+    assert dict(model.activation_env) == pinned(driver="12.6", sm="9.0")
 
 
 def test_the_view_names_every_fact_with_its_source() -> None:

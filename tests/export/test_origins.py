@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_wheel
 from variant_bridge.detect.prefix import read_dist_info
 from variant_bridge.environment import PythonDistribution
-from variant_bridge.errors import DetectionError
+from variant_bridge.errors import DetectionError, ExportError
 from variant_bridge.export.origins import (
     establish_origin,
     is_variant_distribution,
@@ -195,3 +196,36 @@ def test_a_local_direct_url_file_is_checked_against_its_recorded_hash(
         )
     else:
         assert (origin.url, origin.sha256) == (wheel.as_uri(), sha256(installed))
+
+
+def test_a_locked_local_wheel_is_checked_against_the_locks_hash(
+    export_world: ExportWorld, tmp_path: Path
+) -> None:
+    # QA: `export --lockfile` copied the lock's sha256 for a local wheel without checking it
+    wheel = tmp_path / export_world.installed["gpuext"].name
+    shutil.copy(export_world.installed["tinyvar"], wheel)  # rebuilt since the lock
+    locked = PythonDistribution(
+        "gpuext", "0.3", location=str(wheel), sha256=sha256(export_world.installed["gpuext"])
+    )
+    with pytest.raises(ExportError) as info:
+        establish_origin(locked)
+    message = str(info.value)
+    assert f"pixi.lock records sha256 {sha256(export_world.installed['gpuext'])}" in message
+    assert f"the file has sha256 {sha256(wheel)}" in message
+    shutil.copy(export_world.installed["gpuext"], wheel)  # restored: pinned with its hash
+    origin = establish_origin(locked)
+    assert (origin.url, origin.sha256) == (wheel.as_uri(), sha256(wheel))
+    assert origin.size == wheel.stat().st_size
+
+
+def test_a_staging_copy_named_by_direct_url_is_never_exported(world_copy: ExportWorld) -> None:
+    # What an installer records when handed a copy in variant-bridge's temporary folder.
+    staging = Path(tempfile.gettempdir()) / "variant-bridge-xyz" / "gpuext-0.3-py3-none-any.whl"
+    [dist_info] = world_copy.site.glob("gpuext-*.dist-info")
+    point_direct_url_at(dist_info, staging, None)
+    origin = establish_origin(dist(world_copy, "gpuext"))
+    assert origin.url is None
+    assert "temporary staging copy" in origin.source
+    # where it can be looked up, the real file is pinned instead
+    found = establish_origin(dist(world_copy, "gpuext"), find_links=[world_copy.wheels])
+    assert found.url == world_copy.installed["gpuext"].as_uri()

@@ -4,7 +4,9 @@ environment it came from."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +27,9 @@ from tests.export.conftest import (
 )
 from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
+from variant_bridge.environment import Source
 from variant_bridge.export import environment_yml, pixi_toml, render
 from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
-from variant_bridge.translate import supported_properties
-from variant_bridge.uv_settings import uv_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,10 +62,10 @@ def resolve(world: ExportWorld, specs: list[str]) -> set[tuple[str, str, str]]:
     "options",
     [
         {},  # name=version=build
-        {"builds": False},  # name=version
+        {"pin": "version"},  # name=version
         {"from_history": True},  # requested specs (rattler's) + the cuda-version pin
     ],
-    ids=["builds", "no-builds", "from-history"],
+    ids=["builds", "version", "from-history"],
 )
 def test_exported_conda_dependencies_resolve_to_the_same_packages(
     export_world: ExportWorld, options: dict[str, bool]
@@ -140,44 +141,21 @@ def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
 NO_GPU = {**OVERRIDES, "CONDA_OVERRIDE_CUDA": "", "CONDA_OVERRIDE_CUDA_ARCH": ""}
 
 
-@pytest.mark.parametrize(
-    "machine",
-    [
-        OVERRIDES,  # the machine the wheels were chosen on (driver 12.9, GPU 9.0)
-        NO_GPU,  # QA: exported from a GPU-less machine, the activation said "none"
-    ],
-    ids=["gpu", "no-gpu"],
-)
-def test_the_pixi_manifest_matches_the_environment(
-    export_world: ExportWorld, machine: dict[str, str], tmp_path: Path
-) -> None:
-    model = export_prefix(export_world, environ=machine)
-    manifest = tomllib.loads(render(model, "pixi-toml"))
-    assert manifest["pypi-dependencies"] == {
-        "gpuext": {"path": str(export_world.installed["gpuext"])},
-        "plainpkg": "==2.0",
-        "tinyvar": {"path": str(export_world.installed["tinyvar"])},
-    }
-    # the platform is the lowest machine the wheels (>=12.6; sm 8.x or 9.x) and packages accept
-    assert manifest["workspace"]["platforms"] == [
-        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "8.0"}}
-    ]
-    # [activation.env] states that same machine to uv, whatever machine exported it
-    assert manifest["activation"]["env"] == {
-        "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
-        "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "8.0",
-    }
-    # the bridge's own view of that declared machine gives the same values
-    declared = detect_environment(
-        prefix=export_world.prefix,
-        env={**machine, "CONDA_OVERRIDE_CUDA": "12.6", "CONDA_OVERRIDE_CUDA_ARCH": "8.0"},
-    )
-    expected = uv_settings(declared, supported_properties(declared)).as_dict()
-    assert manifest["activation"]["env"] == {
-        k: v for k, v in expected.items() if k.startswith("NV_VARIANT_PROVIDER_FORCE_")
-    }
-    # ... and real uv, run with them as pixi would, picks the installed label again
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def gpu_machine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What uv sees on the machine OVERRIDES describes: a fake ``nvidia-smi`` (uv's GPU probe,
+    driver 12.9, compute capability 9.0) first on PATH."""
+    from tests.integration.test_uv_agreement import FAKE_NVIDIA_SMI
+
+    bin_dir = tmp_path_factory.mktemp("fake-gpu")
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(FAKE_NVIDIA_SMI)
+    smi.chmod(0o755)
+    return {"PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])}
+
+
+def uv_choice(world: ExportWorld, site: Path, environ: dict[str, str]) -> str | None:
+    """The label real uv installs for tinyvar 1.0 from the world's wheels with *environ*."""
     subprocess.run(
         [
             str(UV),
@@ -193,15 +171,47 @@ def test_the_pixi_manifest_matches_the_environment(
             sys.executable,
             "--quiet",
             "--find-links",
-            str(export_world.wheels),
+            str(world.wheels),
             "tinyvar==1.0",
         ],
         check=True,
-        env={**os.environ, **manifest["activation"]["env"], "UV_NO_CACHE": "1"},
+        env={**os.environ, **environ, "UV_NO_CACHE": "1"},
         capture_output=True,
         timeout=120,
     )
-    assert installed_label(site, "tinyvar") == "cu126"
+    return installed_label(site, "tinyvar")
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        OVERRIDES,  # the machine the wheels were chosen on (driver 12.9, GPU 9.0)
+        NO_GPU,  # QA: exported from a GPU-less machine, the activation said "none"
+    ],
+    ids=["gpu", "no-gpu"],
+)
+def test_the_pixi_manifest_matches_the_environment(
+    export_world: ExportWorld, machine: dict[str, str], tmp_path: Path, gpu_machine: dict[str, str]
+) -> None:
+    # tinyvar cu126 has kernels for 8.x and 9.x only: pixi cannot state that (see test_render)
+    model = export_prefix(export_world, environ=machine, host_requirements=False)
+    manifest = tomllib.loads(render(model, "pixi-toml"))
+    assert manifest["pypi-dependencies"] == {
+        "gpuext": {"path": str(export_world.installed["gpuext"])},
+        "plainpkg": "==2.0",
+        "tinyvar": {"path": str(export_world.installed["tinyvar"])},
+    }
+    # what the conda packages need: cuda-version 12.6 constrains __cuda >=12
+    assert manifest["workspace"]["platforms"] == [{"platform": "linux-64", "cuda": "12"}]
+    # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0), and the target GPU
+    # where this machine has one
+    env = manifest["activation"]["env"]
+    assert env["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
+    assert env.get("NV_VARIANT_PROVIDER_FORCE_SM_ARCH") == (
+        machine["CONDA_OVERRIDE_CUDA_ARCH"] or None
+    )
+    # ... and real uv, run with them as pixi would on the GPU machine, picks the installed label
+    assert uv_choice(export_world, tmp_path / "site", {**gpu_machine, **env}) == "cu126"
     installed = {(r.name.normalized, str(r.version), str(r.build)) for r in export_world.records}
     assert {
         (name, dep["version"].removeprefix("=="), dep["build"])
@@ -209,10 +219,68 @@ def test_the_pixi_manifest_matches_the_environment(
     } == installed
 
 
+@pytest.mark.parametrize(
+    ("exported_on", "later"),
+    [
+        # the same machine: driver 12.9, GPU 9.0
+        (OVERRIDES, OVERRIDES),
+        # exported on a GPU-less CI runner, used on the GPU machine
+        (NO_GPU, OVERRIDES),
+    ],
+    ids=["same-machine", "exported-without-gpu"],
+)
+def test_inside_the_environment_uv_and_select_agree_and_pins_stay_pins(
+    export_world: ExportWorld,
+    tmp_path: Path,
+    gpu_machine: dict[str, str],
+    exported_on: dict[str, str],
+    later: dict[str, str],
+) -> None:
+    # QA: `pixi run variant-bridge select` read the exported driver pin (12.6) as the driver
+    # of a 12.9 machine
+    model = export_prefix(export_world, environ=exported_on, host_requirements=False)
+    activation = dict(model.activation_env)
+    inside = {**later, **activation}  # what `pixi run` sets, on the machine it runs on
+    env = detect_environment(prefix=export_world.prefix, env=inside)
+    assert env.cuda is not None
+    assert (env.cuda.version, str(env.cuda.source)) == ("12.9", "CONDA_OVERRIDE_CUDA")
+    assert env.cuda_arch is not None
+    assert env.cuda_arch.version == "9.0"
+    pins = [n for n in env.notes if n.startswith("exported pin: ")]
+    assert pins
+    assert all("is not a fact about this machine" in n for n in pins)
+    # select, run the way a user runs it inside the environment, and real uv agree
+    chosen = select_label(export_world, inside)
+    uv_sees = {**gpu_machine, **activation}
+    assert chosen == uv_choice(export_world, tmp_path / "site", uv_sees) == "cu126"
+    # with nothing declaring the GPU, its fact comes from detection, never from the pin
+    detected = detect_environment(prefix=export_world.prefix, env={**activation, "X": "1"})
+    for vp in (detected.cuda, detected.cuda_arch):
+        assert vp is None or vp.source == Source.DETECTED
+    # a value set after activation is the user's again: a fact
+    mine = {**inside, "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.8"}
+    overridden = detect_environment(prefix=export_world.prefix, env=mine)
+    assert not any("DRIVER_VERSION" in n for n in overridden.notes if "exported pin" in n)
+
+
+def select_label(world: ExportWorld, environ: dict[str, str]) -> str | None:
+    """What `variant-bridge select` chooses for tinyvar 1.0 in the world's prefix."""
+    from click.testing import CliRunner
+
+    from variant_bridge.cli import main
+
+    args = ["select", "tinyvar==1.0", "--prefix", str(world.prefix), "-f", str(world.wheels)]
+    result = CliRunner(env=environ).invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    [choice] = json.loads(result.stdout)
+    label: str | None = choice["selected"]["label"]
+    return label
+
+
 def test_the_declared_platform_solves_the_pinned_packages(export_world: ExportWorld) -> None:
     from rattler import MatchSpec
 
-    model = export_prefix(export_world)
+    model = export_prefix(export_world, host_requirements=False)
     declared = model.platform_declaration
     vps = [v for v in SOLVE_VIRTUAL_PACKAGES if not v.startswith(("__cuda=", "__cuda_arch="))]
     vps += [f"__cuda={declared.cuda}", f"__cuda_arch={declared.cuda_arch}"]
@@ -237,3 +305,20 @@ def test_from_history_pins_the_toolkit_the_user_never_asked_for(world_copy: Expo
     assert resolve(world_copy, specs) == world_copy.record_set
     unpinned = resolve(world_copy, ["python 3.12.*", "libcublas"])
     assert ("cuda-version", "12.9", "h0_3") in unpinned  # what the pin prevents
+
+
+def test_without_variant_wheels_the_pins_keep_uv_on_the_environments_toolkit(
+    world_copy: ExportWorld, tmp_path: Path, gpu_machine: dict[str, str]
+) -> None:
+    # QA: a cuda-version 12.6 export with no variant wheels pinned the driver to 12.0; uv in the
+    # environment then installed the CPU build of a wheel whose CUDA build needs 12.6
+    for dist_info in world_copy.site.glob("*.dist-info"):
+        if dist_info.name.startswith(("tinyvar-", "gpuext-")):
+            shutil.rmtree(dist_info)
+    model = export_prefix(world_copy, environ=NO_GPU, host_requirements=False)
+    assert not any(p.label for p in model.pip)
+    activation = dict(model.activation_env)
+    assert activation["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
+    later = {**OVERRIDES, **activation}
+    assert select_label(world_copy, later) == "cu126"  # the toolkit's build, not cu128
+    assert uv_choice(world_copy, tmp_path / "site", {**gpu_machine, **activation}) == "cu126"

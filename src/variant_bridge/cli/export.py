@@ -1,5 +1,6 @@
-"""``variant-bridge export``: a mixed conda + PyPI environment as environment.yml or pixi.toml
-(parse the options, run :func:`variant_bridge.jobs.export.run_export`, print; docs/share.md)."""
+"""``variant-bridge export``: a mixed conda + PyPI environment as environment.yml, pixi.toml or
+pylock.toml (parse the options, run :func:`variant_bridge.jobs.export.run_export`, print;
+docs/share.md)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.export import ExportFormat
-    from variant_bridge.jobs.export import ExportResult
+    from variant_bridge.jobs.export import ExportOutput, ExportResult
 
 __all__ = ["export"]
 
-# export.FORMATS, not imported: the CLI loads the export stack only when the command runs.
-_FORMATS = ("environment-yml", "pixi-toml")
+# export.FORMATS and PIN_MODES, not imported: the CLI loads the export stack only when the
+# command runs.
+_FORMATS = ("environment-yml", "pixi-toml", "pylock")
+_PIN_MODES = ("exact", "version", "none")
 
 _FLAGS = {
     "targets": "--target",
@@ -47,13 +50,16 @@ def _command_line(params: dict[str, Any]) -> str:
     return shlex.join(words)
 
 
-@click.command(short_help="Write the environment as environment.yml or pixi.toml.")
+@click.command(short_help="Write the environment as environment.yml, pixi.toml or pylock.toml.")
 @environment_options(cuda_policy=False)
 @click.option(
     "--format",
     "format_",
     type=click.Choice(_FORMATS),
-    help="Output format. Default: from the -o/--update file name, else environment-yml.",
+    help=(
+        "Output format. Default: from the -o/--update file name (pylock.toml, pylock.*.toml: "
+        "pylock; other *.toml: pixi-toml), else environment-yml."
+    ),
 )
 @click.option(
     "--output",
@@ -69,7 +75,17 @@ def _command_line(params: dict[str, Any]) -> str:
     help="Edit an existing pixi.toml or pyproject.toml ([tool.pixi]) in place, keeping the rest.",
 )
 @click.option("--name", metavar="NAME", help="Environment / workspace name. Default: the prefix's.")
-@click.option("--no-builds", "no_builds", is_flag=True, help="Pin name=version, not the build.")
+@click.option(
+    "--pin",
+    type=click.Choice(_PIN_MODES),
+    help=(
+        "How the packages the export writes are pinned: exact (version and build, the "
+        "default), version (==version) or none (the name). Variant wheels always name their "
+        "file, the CUDA toolkit its major.minor; with --update, entries you wrote are never "
+        "changed."
+    ),
+)
+@click.option("--no-builds", "no_builds", is_flag=True, help="Pin name=version: --pin version.")
 @click.option(
     "--from-history",
     is_flag=True,
@@ -109,7 +125,15 @@ def _command_line(params: dict[str, Any]) -> str:
     help=(
         "Copy the pinned variant wheels into DIR under their non-variant filenames (same bytes, "
         "same sha256) and pin those copies, so pip and uv without wheel-variant support can "
-        "install the export."
+        "install the export. Default with -o/--update: variant-wheels/ beside the file."
+    ),
+)
+@click.option(
+    "--pin-filenames",
+    is_flag=True,
+    help=(
+        "Pin the variant wheels by their own variant filenames (no copies), which only "
+        "installers with wheel-variant support accept."
     ),
 )
 @json_option
@@ -121,6 +145,7 @@ def export(
     force: bool,
     update: Path | None,
     name: str | None,
+    pin: str | None,
     no_builds: bool,
     from_history: bool,
     no_host_requirements: bool,
@@ -129,20 +154,24 @@ def export(
     extra_index_urls: tuple[str, ...],
     allow_unpinned: bool,
     wheels_dir: Path | None,
+    pin_filenames: bool,
     as_json: bool,
 ) -> None:
     """Write a conda/pixi environment that also holds (variant) wheels so that others can
     recreate it without variant-bridge: every conda package pinned, the CUDA toolkit pinned,
     each variant wheel pinned to its exact file with its sha256, and the host requirements
-    those wheels imply (__cuda, __cuda_arch, ...) stated in conda's terms.
+    those wheels imply (__cuda, __cuda_arch, ...) stated in conda's terms. --format pylock
+    writes the PyPI part as a PEP 751 pylock.toml.
 
     Writes to stdout unless -o FILE is given; never overwrites a file without --force, and
-    writes atomically. --update edits an existing pixi.toml or pyproject.toml in place, leaving
-    everything it does not own (comments, order, other tables) exactly as it was.
+    writes atomically. --update edits an existing pixi.toml or pyproject.toml in place: it
+    changes only the entries it marked as its own (# variant-bridge) and leaves every line you
+    wrote exactly as it was, with a note where it would want another value.
 
-    Variant wheels are pinned by their variant filenames, which only installers with
-    wheel-variant support accept (uv pip install --preview-features wheel-variants); with
-    --wheels-dir DIR the export pins byte-identical copies under names pip and uv accept.
+    Written to a file, the variant wheels are copied byte for byte into variant-wheels/ beside
+    it under names pip 23 and uv accept, and pinned there by relative paths; --pin-filenames
+    pins the variant files themselves (only installers with wheel-variant support accept them),
+    --wheels-dir DIR copies elsewhere.
 
     \b
     Examples:
@@ -152,6 +181,7 @@ def export(
       variant-bridge export --lockfile pixi.lock --format pixi-toml -o shared/pixi.toml
       variant-bridge export --prefix .pixi/envs/default --update pixi.toml
       variant-bridge export --index-url https://wheels.example/simple --update pyproject.toml
+      variant-bridge export -f ./wheels -o pylock.toml
     """
     # Here, not at the top: every command module is imported when the CLI starts.
     from variant_bridge.export import IndexOptions, format_for
@@ -159,20 +189,17 @@ def export(
 
     if env_options.platform is not None and env_options.lockfile is None:
         raise click.UsageError("--platform needs --lockfile (a prefix's platform is its records')")
-    if update is not None and output is not None:
-        raise click.UsageError("--update edits FILE in place; it cannot be combined with -o")
+    if no_builds and pin not in (None, "version"):
+        raise click.UsageError(f"--no-builds means --pin version; it contradicts --pin {pin}")
+    pin_mode = pin or ("version" if no_builds else "exact")
     chosen = format_ or format_for(update) or format_for(output) or "environment-yml"
-    if update is not None and chosen != "pixi-toml":
-        raise click.UsageError("--update edits pixi manifests only (pixi.toml, pyproject.toml)")
-    if output is not None and output.name == "pyproject.toml":
-        raise click.UsageError(
-            "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
-        )
+    destination = ExportOutput(chosen, output, update, force, wheels_dir, pin_filenames)
+    _check_output(destination)
     request = ExportRequest(
         env_options,
         name=name,
         from_history=from_history,
-        builds=not no_builds,
+        pin=pin_mode,  # type: ignore[arg-type]  # click.Choice(_PIN_MODES)
         host_requirements=not no_host_requirements,
         allow_unpinned=allow_unpinned,
         indexes=IndexOptions(index_url, extra_index_urls, find_links),
@@ -180,7 +207,7 @@ def export(
         + _command_line(click.get_current_context().params),
     )
     with usage_errors():
-        result = run_export(request, ExportOutput(chosen, output, update, force, wheels_dir))
+        result = run_export(request, destination)
     if as_json:
         echo_json(_summary(result))
     elif result.written is None:
@@ -192,16 +219,39 @@ def export(
             click.echo(f"note: {note}", err=True)
 
 
+def _check_output(output: ExportOutput) -> None:
+    """The output options that contradict each other: usage errors (exit status 2)."""
+    if output.update is not None and output.path is not None:
+        raise click.UsageError("--update edits FILE in place; it cannot be combined with -o")
+    if output.update is not None and output.format != "pixi-toml":
+        raise click.UsageError("--update edits pixi manifests only (pixi.toml, pyproject.toml)")
+    if output.format == "pylock" and output.pin_filenames:
+        raise click.UsageError(
+            "--pin-filenames cannot be used with pylock.toml: packaging and uv refuse variant "
+            "wheel filenames in a lock (it names installable copies)"
+        )
+    if output.format == "pylock" and output.path is None and output.wheels_dir is None:
+        raise click.UsageError(
+            "a pylock.toml names copies of the variant wheels: write it with -o FILE (the "
+            "copies go beside it) or pass --wheels-dir DIR"
+        )
+    if output.pin_filenames and output.wheels_dir is not None:
+        raise click.UsageError("--pin-filenames pins the variant files; it excludes --wheels-dir")
+    if output.path is not None and output.path.name == "pyproject.toml":
+        raise click.UsageError(
+            "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
+        )
+
+
 def _wrote(result: ExportResult, *, updated: bool) -> str:
     model = result.model
     pinned = sum(1 for p in model.pip if p.is_direct)
     verb = "updated" if updated else "wrote"
     if updated and not result.changed:
         verb = "left unchanged (already up to date)"
-    return (
-        f"{verb} {result.written}: {len(model.dependencies)} conda dependencies, "
-        f"{len(model.pip)} PyPI packages ({pinned} pinned to a file)"
-    )
+    conda = "" if result.format == "pylock" else f"{len(model.dependencies)} conda dependencies, "
+    pypi = f"{len(model.pip)} PyPI packages ({pinned} pinned to a file)"
+    return f"{verb} {result.written}: {conda}{pypi}"
 
 
 def _summary(result: ExportResult) -> dict[str, Any]:

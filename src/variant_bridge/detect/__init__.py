@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from variant_bridge.detect.exported_pins import split_exported_pins
 from variant_bridge.detect.facts import (
     Fact,
     check_value,
@@ -90,7 +91,8 @@ def detect_environment(
             Conflict.ENVIRONMENT_WITHOUT_LOCKFILE,
             f"--environment {quote(environment)} needs --lockfile",
         )
-    variables: Mapping[str, str] = os.environ if env is None else env
+    # An export's pins for uv (its [activation.env]) are set aside: they are not facts.
+    variables = (exported := split_exported_pins(os.environ if env is None else env)).environ
     tables = load_tables()
     declared = parse_targets(targets, tables=tables)
     target_platform = declared.get("platform")
@@ -108,7 +110,7 @@ def detect_environment(
         provider_override_facts(variables, tables=tables),
     ]
     host = host_platform(tables)
-    notes: list[str] = []
+    notes: list[str] = list(exported.notes)
 
     implicit_prefix = False
     if prefix is None and lockfile is None and variables.get("CONDA_PREFIX"):

@@ -1,14 +1,14 @@
-"""Write a mixed conda + PyPI environment back as ``environment.yml`` or a pixi manifest: build the
-:class:`ExportModel` of an environment snapshot (:func:`build_export`), print it in a format
-(:func:`render`), write or update a file atomically (:func:`write_export`,
-:func:`update_manifest`), and ship the variant wheels under names every installer accepts
-(:func:`copy_wheels`). :mod:`variant_bridge.jobs.export` reads an environment and wires these
-(docs/share.md).
+"""Write a mixed conda + PyPI environment back as ``environment.yml``, a pixi manifest or a
+``pylock.toml``: build the :class:`ExportModel` of an environment snapshot
+(:func:`build_export`), print it in a format (:func:`render`), write or update a file
+atomically (:func:`write_export`, :func:`update_manifest`), and ship the variant wheels under
+names every installer accepts (:func:`copy_wheels`). :mod:`variant_bridge.jobs.export` reads an
+environment and wires these (docs/share.md).
 """
 
 from __future__ import annotations
 
-from variant_bridge.export.build import build_export
+from variant_bridge.export.build import Pinning, build_export
 from variant_bridge.export.files import (
     UpdateResult,
     check_target,
@@ -18,7 +18,7 @@ from variant_bridge.export.files import (
     write_export,
 )
 from variant_bridge.export.formats import FORMATS, ExportFormat, format_for, render, to_dict
-from variant_bridge.export.model import ExportModel, IndexOptions, PipRequirement
+from variant_bridge.export.model import ExportModel, IndexOptions, PinMode, PipRequirement
 from variant_bridge.export.wheels_dir import copied_wheels, copy_wheels
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
     "ExportFormat",
     "ExportModel",
     "IndexOptions",
+    "PinMode",
+    "Pinning",
     "PipRequirement",
     "UpdateResult",
     "build_export",

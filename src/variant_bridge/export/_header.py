@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from variant_bridge.export.model import ExportModel
 
-__all__ = ["copies_lines", "intro_lines"]
+__all__ = ["copies_lines", "intro_lines", "undeclared_lines"]
 
 
 def intro_lines(model: ExportModel, where: str, *, recreate: str | None = None) -> list[str]:
@@ -29,9 +29,20 @@ def copies_lines(model: ExportModel, where: str) -> list[str]:
     copied = [p for p in model.pip if p.copy is not None]
     if not copied:
         return []
+    folder = model.local_reference(model.wheels_dir) if model.wheels_dir else model.wheels_dir
     intro = (
         f"{where[:1].upper()}{where[1:]} name byte-identical copies of the variant wheels in "
-        f"{model.wheels_dir}, under their non-variant filenames (which pip and uv accept); "
+        f"{folder}, under their non-variant filenames (which pip and uv accept); "
         "the exact files they were installed from:"
     )
     return [intro, *(f"  {p.reference} [{p.label}]" for p in copied)]
+
+
+def undeclared_lines(model: ExportModel, consequence: str) -> list[str]:
+    """Header lines for the wheels' host requirements ``--no-host-requirements`` left out."""
+    if not model.undeclared_host_requirements:
+        return []
+    return [
+        f"The variant wheels also need (not declared, --no-host-requirements; {consequence}):",
+        *(f"  {h.spec}  <- {', '.join(h.wheels)}" for h in model.undeclared_host_requirements),
+    ]

@@ -11,7 +11,7 @@ header says unless ``--wheels-dir`` copied the wheels.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
@@ -19,25 +19,48 @@ from packaging.utils import canonicalize_name
 from variant_bridge.environment import Environment, PythonDistribution, Source, VirtualPackage
 from variant_bridge.errors import ExportError
 from variant_bridge.export.channels import order_channels
-from variant_bridge.export.dependencies import conda_dependencies, toolkit_dependency
+from variant_bridge.export.dependencies import conda_dependencies, major_minor, toolkit_dependency
 from variant_bridge.export.host_requirements import wheel_host_requirements, wheel_text
 from variant_bridge.export.model import (
     VARIANT_FILENAMES_NOTE,
     BridgedView,
     ExportModel,
     IndexOptions,
+    PinMode,
     PipRequirement,
     PlatformDeclaration,
 )
 from variant_bridge.export.origins import WheelOrigin, variant_label
 from variant_bridge.export.platform import platform_declaration
 from variant_bridge.translate import supported_properties
-from variant_bridge.uv_settings import DRIVER_VARIABLE, NO_CUDA, SM_ARCH_VARIABLE, uv_settings
+from variant_bridge.uv_settings import (
+    DRIVER_VARIABLE,
+    EXPORTED_PINS_VARIABLE,
+    SM_ARCH_VARIABLE,
+    exported_pins_value,
+    uv_settings,
+)
 
-__all__ = ["build_export"]
+__all__ = ["Pinning", "build_export"]
 
 _PYPI_HOSTS = frozenset({"files.pythonhosted.org", "pypi.org", "pypi.python.org"})
 _DECLARED = Source.TARGET  # the exported platform: declared facts, like --target
+
+
+@dataclass(frozen=True, slots=True)
+class Pinning:
+    """How the export pins what it writes.
+
+    :param pin: the packages it owns (``--pin``); variant wheels always name their file.
+    :param every_wheel: pin every PyPI package to a file, not only the variant wheels (a
+        pylock.toml has no ``name==version`` form).
+    :param allow_unpinned: a wheel whose file cannot be established is exported as
+        ``name==version`` (left out of a pylock.toml) instead of failing the export.
+    """
+
+    pin: PinMode = "exact"
+    every_wheel: bool = False
+    allow_unpinned: bool = False
 
 
 def build_export(
@@ -47,29 +70,27 @@ def build_export(
     origins: Sequence[WheelOrigin] = (),
     requested_specs: Sequence[str] | None = None,
     channel_order: Sequence[str] = (),
-    builds: bool = True,
+    pinning: Pinning = Pinning(),
     host_requirements: bool = True,
-    allow_unpinned: bool = False,
     index_options: IndexOptions | None = None,
     producer: str = "variant-bridge export",
     extra_notes: Iterable[str] = (),
 ) -> ExportModel:
     """The export of *env*.
 
-    :param origins: where each variant wheel came from (:func:`establish_origins`).
+    :param origins: where each variant wheel (every wheel with ``pinning.every_wheel``) came
+        from (:func:`establish_origins`).
     :param requested_specs: ``None`` exports every record; a sequence exports only these
         (``--from-history``).
     :param channel_order: channels in priority order as far as known (a lock file, history).
-    :raises ExportError: a variant wheel has no established origin and *allow_unpinned* is
-        false; a requested spec does not parse.
+    :raises ExportError: a wheel that must be pinned has no established origin and
+        ``pinning.allow_unpinned`` is false; a requested spec does not parse.
     """
     channels = order_channels(env.conda_packages, channel_order)
     toolkit = toolkit_dependency(env)
-    dependencies = conda_dependencies(env, requested_specs, builds=builds, toolkit=toolkit)
+    dependencies = conda_dependencies(env, requested_specs, pin=pinning.pin, toolkit=toolkit)
     host = wheel_host_requirements(env, channels)
-    pip, pip_notes = _pip_requirements(
-        env, origins, allow_unpinned=allow_unpinned, index_options=index_options
-    )
+    pip, pip_notes = _pip_requirements(env, origins, pinning, index_options)
     full_declaration = platform_declaration(env, host.requirements)
     declaration = full_declaration if host_requirements else platform_declaration(env, ())
     notes = [*host.notes, *pip_notes, *extra_notes]
@@ -92,12 +113,13 @@ def build_export(
         toolkit_dependency=next(
             (d for d in dependencies if toolkit is not None and d.name == toolkit.name), None
         ),
-        # What the wheels need, even when --no-host-requirements keeps it out of the platform.
-        activation_env=_activation_env(env, full_declaration),
+        activation_env=_activation_env(env, full_declaration, any(p.label for p in pip)),
         implied_specs=host.implied,
         from_history=requested_specs is not None,
-        builds=builds,
+        pin=pinning.pin,
         notes=tuple(notes),
+        undeclared_host_requirements=() if host_requirements else host.requirements,
+        installed_conda=tuple((r.name, str(r.version), str(r.build)) for r in env.conda_packages),
     )
 
 
@@ -107,9 +129,8 @@ def build_export(
 def _pip_requirements(
     env: Environment,
     origins: Sequence[WheelOrigin],
-    *,
-    allow_unpinned: bool,
-    index_options: IndexOptions | None = None,
+    pinning: Pinning,
+    index_options: IndexOptions | None,
 ) -> tuple[tuple[PipRequirement, ...], tuple[str, ...]]:
     by_name = {(canonicalize_name(o.name), o.version): o for o in origins}
     lines: list[PipRequirement] = []
@@ -117,8 +138,8 @@ def _pip_requirements(
     unpinned: list[str] = []
     for dist in sorted(env.python_packages, key=lambda d: canonicalize_name(d.name)):
         label = variant_label(dist)
-        if label is None:
-            lines.append(PipRequirement(dist.name, dist.version))
+        if label is None and not pinning.every_wheel:
+            lines.append(PipRequirement(dist.name, dist.version, any_version=pinning.pin == "none"))
             off_pypi = _off_pypi_note(dist, index_options)
             if off_pypi is not None:
                 notes.append(off_pypi)
@@ -127,31 +148,48 @@ def _pip_requirements(
         if origin is None or origin.url is None:
             why = origin.source if origin is not None else "its origin was not looked up"
             unpinned.append(f"{wheel_text(dist)}: {why}")
+            kind = "variant wheel" if label is not None else "wheel"
             lines.append(
                 PipRequirement(
-                    dist.name, dist.version, label=label, note="variant wheel NOT pinned: " + why
+                    dist.name, dist.version, label=label, note=f"{kind} NOT pinned: {why}"
                 )
             )
             continue
         if origin.note:
             notes.append(f"{wheel_text(dist)}: {origin.note}")
         lines.append(
-            PipRequirement(dist.name, dist.version, origin.url, origin.sha256, label, origin.note)
+            PipRequirement(
+                dist.name,
+                dist.version,
+                origin.url,
+                origin.sha256,
+                label,
+                origin.note,
+                properties=_properties(dist),
+                size=origin.size,
+            )
         )
-    if unpinned and not allow_unpinned:
+    fallback = "leave it out of the lock" if pinning.every_wheel else "export it as name==version"
+    if unpinned and not pinning.allow_unpinned:
         raise ExportError(
-            "cannot pin variant wheel"
+            ("cannot pin variant wheel" if not pinning.every_wheel else "cannot pin wheel")
             + ("s " if len(unpinned) > 1 else " ")
             + "; ".join(unpinned)
             + " (pass --find-links/--index-url where it can be found, or --allow-unpinned to "
-            "export it as name==version)"
+            f"{fallback})"
         )
     notes.extend(
-        f"{u.split(':', 1)[0]} is exported unpinned (name==version): an installer may pick "
+        f"{u.split(':', 1)[0]} is left out: no file to pin it to"
+        if pinning.every_wheel
+        else f"{u.split(':', 1)[0]} is exported unpinned (name==version): an installer may pick "
         "another variant"
         for u in unpinned
     )
     return tuple(lines), tuple(notes)
+
+
+def _properties(dist: PythonDistribution) -> tuple[str, ...]:
+    return tuple(str(p) for p in dist.variant.properties) if dist.variant is not None else ()
 
 
 def _installed_from(dist: PythonDistribution) -> str | None:
@@ -202,26 +240,50 @@ def _view(env: Environment) -> BridgedView:
 
 
 def _activation_env(
-    env: Environment, declaration: PlatformDeclaration
+    env: Environment, declaration: PlatformDeclaration, variant_wheels: bool
 ) -> tuple[tuple[str, str], ...]:
-    """The NVIDIA provider's override values for the environment being shared.
+    """The pins that make uv, run inside the shared environment, choose what ``variant-bridge
+    select`` chooses there (docs/share.md, "The pins for uv"), marked as the export's with
+    :data:`EXPORTED_PINS_VARIABLE` so that a later ``variant-bridge`` run there does not take
+    them for facts.
 
-    They follow the declared platform (the lowest driver and GPU architecture the wheels and the
-    toolkit accept), never the exporting machine: the bridge's view of a machine with exactly the
-    declared ``__cuda``/``__cuda_arch`` and the environment's toolkit. ``none`` only when the
-    environment has no CUDA at all; no architecture variable when none is declared (uv then reads
-    the GPU it runs on).
+    - The driver value is a property of the environment only under the toolkit policy: the
+      bridge's value for its toolkit and this driver (or, with no driver here, the toolkit or the
+      declared platform's, whichever is newer). Without a toolkit the driver is the machine's, and
+      uv detects it as ``select`` does: no pin.
+    - The GPU is the environment's target, ``__cuda_arch`` (detected or declared), never the
+      lowest value the wheels accept; without one uv reads the GPU it runs on.
+
+    An environment with neither a toolkit nor variant wheels gets no pins: uv's own detection
+    is then what ``select`` uses too.
     """
-    if declaration.cuda is None:
-        return ((DRIVER_VARIABLE, NO_CUDA), (SM_ARCH_VARIABLE, NO_CUDA))
-    declared = [VirtualPackage("__cuda", declaration.cuda, "0", _DECLARED)]
-    if declaration.cuda_arch is not None:
-        declared.append(VirtualPackage("__cuda_arch", declaration.cuda_arch, "0", _DECLARED))
+    if env.toolkit is None and not variant_wheels:
+        return ()
+    pins: list[tuple[str, str]] = []
+    if env.toolkit is not None:
+        view = env if env.cuda is not None else _with_driver(env, declaration)
+        pins.append((DRIVER_VARIABLE, _uv_value(view, DRIVER_VARIABLE)))
+    if env.cuda_arch is not None and env.cuda is not None:
+        pins.append((SM_ARCH_VARIABLE, _uv_value(env, SM_ARCH_VARIABLE)))
+    if not pins:
+        return ()
+    return (*pins, (EXPORTED_PINS_VARIABLE, exported_pins_value(pins)))
+
+
+def _with_driver(env: Environment, declaration: PlatformDeclaration) -> Environment:
+    """*env* on a machine whose driver runs the toolkit (and the declared platform's driver)."""
+    assert env.toolkit is not None
+    toolkit = major_minor(env.toolkit.version)
+    driver = max(
+        (v for v in (toolkit, declaration.cuda) if v), key=lambda v: tuple(map(int, v.split(".")))
+    )
+    declared = VirtualPackage("__cuda", driver, "0", _DECLARED)
     others = [vp for vp in env.virtual_packages if vp.name not in ("__cuda", "__cuda_arch")]
-    shared = replace(env, virtual_packages=tuple(sorted([*others, *declared], key=_vp_name)))
-    values = uv_settings(shared, supported_properties(shared)).as_dict()
-    wanted = [DRIVER_VARIABLE] + ([SM_ARCH_VARIABLE] if declaration.cuda_arch else [])
-    return tuple((name, values[name]) for name in wanted)
+    return replace(env, virtual_packages=tuple(sorted([*others, declared], key=_vp_name)))
+
+
+def _uv_value(env: Environment, variable: str) -> str:
+    return uv_settings(env, supported_properties(env)).as_dict()[variable]
 
 
 def _vp_name(vp: VirtualPackage) -> str:

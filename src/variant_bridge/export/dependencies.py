@@ -1,6 +1,7 @@
-"""The conda dependency lines of an export: every record pinned (``name=version=build``, or
-``name=version`` without builds), or only the user's requested specs (``--from-history``), with
-the solved toolkit always pinned to its ``major.minor`` (docs/share.md, "environment.yml")."""
+"""The conda dependency lines of an export: every record pinned as ``--pin`` says
+(``name=version=build``, ``name=version`` or ``name``), or only the user's requested specs
+(``--from-history``), with the solved toolkit always pinned to its ``major.minor`` (docs/share.md,
+"environment.yml")."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import replace
 from variant_bridge.environment import CondaRecord, Environment
 from variant_bridge.errors import ExportError
 from variant_bridge.export.history import spec_name
-from variant_bridge.export.model import CondaDependency
+from variant_bridge.export.model import CondaDependency, PinMode
 
 __all__ = ["conda_dependencies", "major_minor", "requested_from_records", "toolkit_dependency"]
 
@@ -39,7 +40,7 @@ def conda_dependencies(
     env: Environment,
     requested_specs: Sequence[str] | None,
     *,
-    builds: bool,
+    pin: PinMode,
     toolkit: CondaDependency | None,
 ) -> tuple[CondaDependency, ...]:
     """Every record of *env* (``requested_specs=None``), or the requested specs, plus *toolkit*.
@@ -47,10 +48,14 @@ def conda_dependencies(
     :raises ExportError: a requested spec is not a conda match spec.
     """
     if requested_specs is None:
-        deps = [_record_dependency(r, builds=builds) for r in sorted(env.conda_packages, key=_key)]
+        deps = [_record_dependency(r, pin=pin) for r in sorted(env.conda_packages, key=_key)]
         if toolkit is not None:
+            # Whatever --pin says, the toolkit stays pinned (to its build with --pin exact).
             deps = [
-                replace(d, comment=toolkit.comment) if d.name == toolkit.name else d for d in deps
+                (replace(d, comment=toolkit.comment) if pin == "exact" else toolkit)
+                if d.name == toolkit.name
+                else d
+                for d in deps
             ]
             if not any(d.name == toolkit.name for d in deps):
                 deps.append(toolkit)
@@ -71,14 +76,16 @@ def requested_from_records(records: Iterable[CondaRecord]) -> tuple[str, ...]:
     return tuple(specs)
 
 
-def _record_dependency(record: CondaRecord, *, builds: bool) -> CondaDependency:
+def _record_dependency(record: CondaRecord, *, pin: PinMode) -> CondaDependency:
     # str(): a lock reader may hand over rattler's own version/build objects.
     name, version, build = record.name, str(record.version), str(record.build)
-    if builds:
+    if pin == "exact":
         return CondaDependency(
             name, f"{name}={version}={build}", version=f"=={version}", build=build
         )
-    return CondaDependency(name, f"{name}={version}", version=f"=={version}")
+    if pin == "version":
+        return CondaDependency(name, f"{name}={version}", version=f"=={version}")
+    return CondaDependency(name, name)
 
 
 def _spec_dependency(spec: str) -> CondaDependency:

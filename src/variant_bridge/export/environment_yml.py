@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
-from variant_bridge.export._header import copies_lines, intro_lines
+from variant_bridge.export._header import copies_lines, intro_lines, undeclared_lines
 from variant_bridge.export.channels import is_defaults
 from variant_bridge.export.model import ExportModel, HostRequirement
 
@@ -38,7 +39,11 @@ def _host_lines(model: ExportModel) -> list[str]:
 def _pip_lines(model: ExportModel) -> list[str]:
     if not model.pip:
         return []
-    return [*model.index_options.pip_lines(), *(str(p) for p in model.pip)]
+    index = model.index_options
+    # A find-links folder inside the file's own folder is written relative to it: pip reads a
+    # relative --find-links against the requirements file, which conda writes beside this one.
+    local = replace(index, find_links=tuple(map(model.local_reference, index.find_links)))
+    return [*local.pip_lines(), *(str(p) for p in model.pip)]
 
 
 def to_dict(model: ExportModel) -> dict[str, Any]:
@@ -84,6 +89,7 @@ def header(model: ExportModel) -> list[str]:
     if model.host_requirements:
         lines.append("Host requirements implied by the variant wheels (from their properties):")
         lines += [f"  {_describe(h)}" for h in model.host_requirements]
+    lines += undeclared_lines(model, "conda does not check them")
     if model.implied_specs:
         lines.append(
             "The variant wheels also expect (not added; the toolkit is pinned): "
@@ -126,6 +132,10 @@ def render(model: ExportModel) -> str:
     if pip:
         out.append("  - pip:")
         notes = {str(p): p.note for p in model.pip if p.note and not p.is_direct}
+        # A relative copy's line names no project: say which wheel it is.
+        notes.update(
+            {str(p): f"{p.name} {p.version} [{p.label}]" for p in model.pip if p.copy_is_beside}
+        )
         for line in pip:
             comment = f"  # {_comment(notes[line])}" if line in notes else ""
             out.append(f"      - {_scalar(line)}{comment}")

@@ -44,6 +44,7 @@ def check_target(path: str | os.PathLike[str], *, force: bool = False) -> None:
         raise ExportError(_not_regular(path, e)) from e
     if not force and target.exists():
         raise ExportError(f"{os.fspath(path)!r} exists; pass --force to overwrite it")
+    _check_writable(path, target)
     if not target.parent.is_dir():
         raise ExportError(
             f"cannot write {os.fspath(path)!r}: {str(target.parent)!r} "
@@ -67,6 +68,8 @@ def write_export(
         untouched).
     """
     try:
+        if force:
+            _check_writable(path, regular_target(path))
         write_atomic(path, text, overwrite=force, after_chunk=after_chunk)
     except NotRegularFileError as e:
         raise ExportError(_not_regular(path, e)) from e
@@ -101,6 +104,7 @@ def read_manifest(path: str | os.PathLike[str]) -> str:
     except (OSError, UnicodeDecodeError) as e:
         raise ExportError(f"cannot read {str(target)!r}: {e}") from e
     parse(text, path=str(target))
+    _check_writable(path, Path(os.path.realpath(target)))
     return text
 
 
@@ -134,6 +138,24 @@ def update_manifest(
         return UpdateResult(False, result.notes)
     write_export(target, result.text, force=True, after_chunk=after_chunk)
     return UpdateResult(True, result.notes)
+
+
+def _check_writable(path: str | os.PathLike[str], target: Path) -> None:
+    """An existing file that is read-only (no write permission bit, or none for this user) is
+    refused: the atomic rename would replace it anyway, and the mode says the owner did not want
+    that.
+
+    :raises ExportError: naming *path*.
+    """
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        raise ExportError(
+            f"cannot write {os.fspath(path)!r}: it is read-only (make it writable to let the "
+            "export replace it; nothing was changed)"
+        )
 
 
 def _not_regular(path: str | os.PathLike[str], error: NotRegularFileError) -> str:

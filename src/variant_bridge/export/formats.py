@@ -1,5 +1,6 @@
-"""The two file formats an export is written in, ``environment-yml`` and ``pixi-toml``: choosing
-one from a file name, and rendering a model in it (docs/share.md, "environment.yml", "pixi")."""
+"""The file formats an export is written in, ``environment-yml``, ``pixi-toml`` and ``pylock``
+(PEP 751): choosing one from a file name, and rendering a model in it (docs/share.md,
+"environment.yml", "pixi", "pylock.toml")."""
 
 from __future__ import annotations
 
@@ -7,21 +8,23 @@ import os
 from typing import Any, Literal
 
 from variant_bridge.errors import ExportError
-from variant_bridge.export import environment_yml, pixi_toml
+from variant_bridge.export import environment_yml, pixi_toml, pylock
 from variant_bridge.export.model import ExportModel
 
 __all__ = ["FORMATS", "ExportFormat", "format_for", "render", "to_dict"]
 
-ExportFormat = Literal["environment-yml", "pixi-toml"]
-FORMATS: tuple[ExportFormat, ...] = ("environment-yml", "pixi-toml")
+ExportFormat = Literal["environment-yml", "pixi-toml", "pylock"]
+FORMATS: tuple[ExportFormat, ...] = ("environment-yml", "pixi-toml", "pylock")
 
 
 def format_for(path: str | os.PathLike[str] | None) -> ExportFormat | None:
-    """The format a file name implies (``*.toml``: pixi-toml; ``*.yml``/``*.yaml``:
-    environment-yml), or ``None``."""
+    """The format a file name implies (``pylock.toml``, ``pylock.NAME.toml``: pylock; other
+    ``*.toml``: pixi-toml; ``*.yml``/``*.yaml``: environment-yml), or ``None``."""
     if path is None:
         return None
     name = os.path.basename(path).lower()
+    if name.startswith("pylock.") and name.endswith(".toml"):
+        return "pylock"
     if name.endswith(".toml"):
         return "pixi-toml"
     if name.endswith((".yml", ".yaml")):
@@ -35,6 +38,8 @@ def render(model: ExportModel, format: ExportFormat) -> str:
         return environment_yml.render(model)
     if format == "pixi-toml":
         return pixi_toml.render(model)
+    if format == "pylock":
+        return pylock.render(model)
     raise ExportError(f"unknown export format {format!r}: expected one of {', '.join(FORMATS)}")
 
 
@@ -42,4 +47,6 @@ def to_dict(model: ExportModel, format: ExportFormat) -> dict[str, Any]:
     """The content of a new file in *format*, as plain data."""
     if format == "environment-yml":
         return environment_yml.to_dict(model)
+    if format == "pylock":
+        return pylock.to_dict(model)
     return pixi_toml.to_dict(model)

@@ -8,9 +8,11 @@ without wheel-variant support").
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from variant_bridge.environment import VirtualPackage
@@ -19,17 +21,45 @@ from variant_bridge.export.validate import is_url
 from variant_bridge.filenames import WheelFilename
 
 __all__ = [
+    "PIN_MODES",
     "VARIANT_FILENAMES_NOTE",
     "BridgedView",
     "CondaDependency",
     "ExportModel",
     "HostRequirement",
     "IndexOptions",
+    "PinMode",
     "PipRequirement",
     "PlatformDeclaration",
     "filename_label",
     "is_variant_filename",
+    "relative_reference",
 ]
+
+PinMode = Literal["exact", "version", "none"]
+"""How the export pins the packages it owns (``--pin``): ``exact`` (version and build),
+``version`` (``==version``), ``none`` (the name only). Variant wheels are always pinned to their
+file and the CUDA toolkit to its ``major.minor``."""
+PIN_MODES: tuple[PinMode, ...] = ("exact", "version", "none")
+
+
+def relative_reference(path: str | os.PathLike[str], base: str | os.PathLike[str]) -> str:
+    """*path* as pixi and pylock.toml write a local path relative to the file's directory *base*
+    (``./wheels/x.whl``, ``../x.whl``); absolute when there is no relative path (other drive)."""
+    try:
+        relative = Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:
+        return str(path)
+    return relative if relative.startswith("../") else f"./{relative}"
+
+
+def is_inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether *path* lies in *folder* (both taken as absolute, without resolving links)."""
+    try:
+        Path(os.path.abspath(path)).relative_to(os.path.abspath(folder))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +106,8 @@ class PipRequirement:
         filename (``--wheels-dir``), which pip and uv accept; ``None`` when not copied.
     :param copy_relative: :attr:`copy` relative to the exported file's directory
         (``./wheels/x-1.0-py3-none-any.whl``), for pixi's ``{ path = ... }``.
+    :param properties: the variant's properties (``nvidia :: sm_arch :: 90_real``).
+    :param size: the wheel file's size in bytes, when known.
     """
 
     name: str
@@ -86,6 +118,10 @@ class PipRequirement:
     note: str | None = None
     copy: str | None = None
     copy_relative: str | None = None
+    properties: tuple[str, ...] = ()
+    size: int | None = None
+    any_version: bool = False
+    """``--pin none``: a plain package written by name only."""
 
     @property
     def is_direct(self) -> bool:
@@ -104,12 +140,26 @@ class PipRequirement:
 
     def _line(self, url: str | None) -> str:
         if url is None:
-            return f"{self.name}=={self.version}"
+            return self.name if self.any_version else f"{self.name}=={self.version}"
         fragment = f"#sha256={self.sha256}" if self.sha256 else ""
         return f"{self.name} @ {url}{fragment}"
 
+    @property
+    def copy_is_beside(self) -> bool:
+        """Whether the copy lies in the exported file's folder (:attr:`copy_relative` is
+        ``./...``), so the file can name it relatively."""
+        return self.copy_relative is not None and self.copy_relative.startswith("./")
+
     def __str__(self) -> str:
-        """The pip line: the copy when there is one, else the faithful pin."""
+        """The pip line: the copy when there is one, else the faithful pin.
+
+        A copy in the file's folder is ``file:./DIR/NAME.whl#sha256=...``, the one relative form
+        pip 23 accepts with a hash (``name @ file:./...`` it refuses); pip resolves it against
+        the directory conda runs it in, the environment.yml's.
+        """
+        if self.copy_is_beside:
+            fragment = f"#sha256={self.sha256}" if self.sha256 else ""
+            return f"file:{self.copy_relative}{fragment}"
         if self.copy is not None:
             return self._line(Path(self.copy).as_uri())
         return self.reference
@@ -118,8 +168,9 @@ class PipRequirement:
 VARIANT_FILENAMES_NOTE = (
     "the variant wheels are pinned by their variant filenames (name-version-...-LABEL.whl), which "
     "pip and uv without --preview-features wheel-variants refuse: install those lines with "
-    "`uv pip install --preview-features wheel-variants`, or export with --wheels-dir DIR to pin "
-    "byte-identical copies under names every installer accepts"
+    "`uv pip install --preview-features wheel-variants`, or write the export to a file (-o FILE, "
+    "without --pin-filenames) or pass --wheels-dir DIR to pin byte-identical copies under names "
+    "every installer accepts"
 )
 """Said in the header and on stderr when a pip line names a variant filename."""
 
@@ -210,13 +261,18 @@ class BridgedView:
 
 @dataclass(frozen=True, slots=True)
 class PlatformDeclaration:
-    """The virtual packages a pixi rich platform declares (``None``: not declared)."""
+    """The virtual packages a pixi rich platform declares (``None``: not declared).
+
+    :param unenforceable: the wheels' host requirements that no pixi platform can state (an
+        upper bound, a CPU requirement): pixi would admit hosts the wheel cannot run on.
+    """
 
     subdir: str
     cuda: str | None = None
     cuda_arch: str | None = None
     archspec: str | None = None
     glibc: str | None = None
+    unenforceable: tuple[HostRequirement, ...] = ()
 
     @property
     def is_rich(self) -> bool:
@@ -244,7 +300,24 @@ class ExportModel:
     implied_specs: tuple[str, ...] = ()
     """Non-virtual specs the wheels imply (reported, not added)."""
     from_history: bool = False
-    builds: bool = True
+    pin: PinMode = "exact"
     notes: tuple[str, ...] = field(default=())
     wheels_dir: str | None = None
     """Where ``--wheels-dir`` copied the variant wheels (``None``: not copied)."""
+    base_dir: str | None = None
+    """The directory of the written file (``None``: stdout): local paths inside it are written
+    relative to it."""
+    undeclared_host_requirements: tuple[HostRequirement, ...] = ()
+    """The wheels' host requirements left out with ``--no-host-requirements`` (stated only in
+    the header)."""
+    installed_conda: tuple[tuple[str, str, str], ...] = ()
+    """``(name, version, build)`` of every conda record, to judge a user's own specs."""
+
+    def local_reference(self, path: str) -> str:
+        """*path* relative to :attr:`base_dir` when it lies inside it (``./wheels``), else as
+        given (absolute, or a URL)."""
+        if is_url(path):
+            return path
+        if self.base_dir is not None and is_inside(path, self.base_dir):
+            return relative_reference(path, self.base_dir)
+        return path

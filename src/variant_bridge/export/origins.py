@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from variant_bridge.environment import Environment, PythonDistribution
-from variant_bridge.errors import DetectionError, SelectionError
+from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
 from variant_bridge.indexes import download, file_sha256, find_candidates, url_to_path
 from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
@@ -47,6 +47,7 @@ class WheelOrigin:
     :param source: how it was established (``direct_url.json``, ``pixi.lock``, the find-links
         directory or index URL) or, with ``url=None``, why not.
     :param note: a caveat worth printing (a local path, an unverified match).
+    :param size: the file's size in bytes, when known (a local file, an index that says).
     """
 
     name: str
@@ -56,6 +57,7 @@ class WheelOrigin:
     sha256: str | None
     source: str
     note: str | None = None
+    size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,21 @@ def read_direct_url(dist_info: str | os.PathLike[str]) -> DirectUrl | None:
 
 def _local_path(url: str) -> Path | None:
     return url_to_path(url) if url.startswith("file:") else None
+
+
+# The folders variant-bridge stages files in (install, downloads, exports): never exported.
+_STAGING_PREFIXES = ("variant-bridge-", "vb-wheels-", "vb-origin-")
+
+
+def _is_staging(path: Path) -> bool:
+    """A file in one of variant-bridge's staging folders under the temporary directory (an
+    install's or an export's scratch copies, removed when the command ends)."""
+    temporary = Path(tempfile.gettempdir())
+    try:
+        inside = path.absolute().relative_to(temporary.absolute())
+    except ValueError:
+        return False
+    return len(inside.parts) > 1 and inside.parts[0].startswith(_STAGING_PREFIXES)
 
 
 def _record_hashes(text: str) -> dict[str, str]:
@@ -183,11 +200,14 @@ def establish_origins(
     find_links: Sequence[str | os.PathLike[str]] = (),
     index_urls: Sequence[str] = (),
     cache_dir: Path | None = None,
+    every_wheel: bool = False,
 ) -> tuple[WheelOrigin, ...]:
-    """The origin of every variant wheel in *env*, in the order of ``env.python_packages``.
+    """The origin of every variant wheel in *env* (of every wheel with *every_wheel*), in the
+    order of ``env.python_packages``.
 
     :raises IndexReadError: a given find-links directory or index cannot be read.
     :raises DetectionError: a ``direct_url.json`` is corrupt.
+    :raises ExportError: a pixi.lock hash does not match the local file it names.
     """
     python = env.python or _running_python()
     return tuple(
@@ -199,7 +219,7 @@ def establish_origins(
             cache_dir=cache_dir,
         )
         for dist in env.python_packages
-        if is_variant_distribution(dist)
+        if every_wheel or is_variant_distribution(dist)
     )
 
 
@@ -251,10 +271,25 @@ class _Wheel:
     dist: PythonDistribution
     label: str | None
 
+    @property
+    def text(self) -> str:
+        label = f" [{self.label}]" if self.label else ""
+        return f"{self.dist.name} {self.dist.version}{label}"
+
     def origin(
-        self, url: str | None, sha256: str | None, source: str, note: str | None = None
+        self,
+        url: str | None,
+        sha256: str | None,
+        source: str,
+        note: str | None = None,
+        *,
+        size: int | None = None,
     ) -> WheelOrigin:
-        return WheelOrigin(self.dist.name, self.dist.version, self.label, url, sha256, source, note)
+        local = _local_path(url) if url is not None else None
+        if size is None and local is not None and local.is_file():
+            size = local.stat().st_size
+        dist = self.dist
+        return WheelOrigin(dist.name, dist.version, self.label, url, sha256, source, note, size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,18 +309,31 @@ class _Places:
 
 
 def _locked_origin(wheel: _Wheel, location: str) -> WheelOrigin:
-    """A locked entry: pixi.lock names the exact file (URL or path) and its hash."""
+    """A locked entry: pixi.lock names the exact file (URL or path) and its hash; a local file's
+    hash is checked before it is exported (the file may have been rebuilt since the lock).
+
+    :raises ExportError: the local file no longer has the locked hash (naming both).
+    """
     url, _, fragment = location.partition("#")
     sha256 = wheel.dist.sha256 or (
         fragment[len("sha256=") :] if fragment.startswith("sha256=") else None
     )
-    if "://" not in url:
-        # pixi.lock keeps local wheels as paths; a direct reference needs a URL.
-        path = Path(url)
-        if sha256 is None and path.is_file():
-            sha256 = file_sha256(path)
-        url = path.absolute().as_uri()
-    return wheel.origin(url, sha256, "pixi.lock")
+    path = Path(url) if "://" not in url else _local_path(url)
+    if path is None:
+        return wheel.origin(url, sha256, "pixi.lock")
+    # pixi.lock keeps local wheels as paths; a direct reference needs a URL.
+    url = path.absolute().as_uri()
+    if not path.is_file():
+        note = None if sha256 is None else "the locked file is gone; its hash was not checked"
+        return wheel.origin(url, sha256, "pixi.lock", note)
+    actual = file_sha256(path)
+    if sha256 is not None and actual != sha256.lower():
+        raise ExportError(
+            f"cannot pin {wheel.text}: pixi.lock records sha256 {sha256.lower()} for {path}, "
+            f"but the file has sha256 {actual} (rebuilt or replaced since the lock; "
+            "re-lock with pixi, or restore the file)"
+        )
+    return wheel.origin(url, actual, "pixi.lock")
 
 
 def _archive_origin(
@@ -297,6 +345,22 @@ def _archive_origin(
     local = _local_path(direct.url)
     if local is None:
         return wheel.origin(direct.url, recorded, "direct_url.json")
+    if _is_staging(local):
+        # What an installer recorded for a copy it was handed from a temporary folder: the
+        # path means nothing once that folder is gone, on this machine or another.
+        found = (
+            _lookup(wheel, expected=recorded, dist_info=dist_info, places=places)
+            if places
+            else None
+        )
+        if found is not None:
+            return found
+        return wheel.origin(
+            None,
+            None,
+            f"direct_url.json names a temporary staging copy ({local}), not a file that outlives "
+            "the install",
+        )
     # The file named may have changed since the install: its hash is checked, never assumed.
     actual = file_sha256(local) if local.is_file() else None
     expected = recorded if recorded is not None else actual
@@ -344,7 +408,7 @@ def _lookup(
             url, sha256 = candidate.url, candidate.sha256
             if expected is not None and sha256 is not None:
                 if sha256.lower() == expected:
-                    return wheel.origin(url, sha256, candidate.source)
+                    return wheel.origin(url, sha256, candidate.source, size=candidate.size)
                 continue
             local = _local_path(url)
             path = (
@@ -355,12 +419,12 @@ def _lookup(
             actual = file_sha256(path)
             if expected is not None:
                 if actual == expected:
-                    return wheel.origin(url, actual, candidate.source)
+                    return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
                 continue
             record = _wheel_record(path)
             if installed is not None and record is not None:
                 if _records_agree(installed, record):
-                    return wheel.origin(url, actual, candidate.source)
+                    return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
                 continue
             unverified.append((url, actual, candidate.source))
     if len(unverified) == 1:

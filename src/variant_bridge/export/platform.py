@@ -2,6 +2,12 @@
 glibc that satisfy both the wheels' host requirements and the pinned conda packages' own ``__*``
 dependencies, so that a colleague with a newer machine matches the platform too (docs/share.md,
 "pixi"). rattler's MatchSpec decides what satisfies a spec.
+
+pixi matches a host against a declared platform as a minimum (each declared virtual package at a
+version at least as high; ``__archspec`` by presence only), so a wheel requirement with an upper
+bound (``__cuda_arch >=8.0,<9``: kernels for 8.x only) or on the CPU cannot be declared: such
+requirements are returned as :attr:`PlatformDeclaration.unenforceable`, and the pixi writers
+refuse them rather than declare a platform that admits hosts the wheel cannot run on.
 """
 
 from __future__ import annotations
@@ -53,7 +59,31 @@ def platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> P
         and not _satisfies("__glibc", _PIXI_DEFAULT_GLIBC, "0", glibc_specs, subdir)
     ):
         glibc = _lowest("__glibc", glibc_specs, subdir)
-    return PlatformDeclaration(subdir, cuda, arch, archspec, glibc)
+    declared = {"__cuda": cuda, "__cuda_arch": arch, "__glibc": glibc or _default_glibc(subdir)}
+    unenforceable = tuple(
+        h for h in host if not _enforced(h.rattler_spec, declared.get(spec_name(h.rattler_spec)))
+    )
+    return PlatformDeclaration(subdir, cuda, arch, archspec, glibc, unenforceable)
+
+
+def _default_glibc(subdir: str) -> str | None:
+    return _PIXI_DEFAULT_GLIBC if subdir.startswith("linux") else None
+
+
+def _enforced(spec: str, declared: str | None) -> bool:
+    """Whether pixi, which admits a host whose virtual package is at least *declared*, admits
+    only hosts that satisfy *spec*: every version from *declared* up satisfies it (tested at each
+    bound the spec names, just past it, and far above)."""
+    from rattler import Version
+
+    if declared is None:
+        return False  # not declared (or __archspec, which pixi matches by presence only)
+    name = spec_name(spec)
+    floor = Version(declared)
+    bounds = set(re.findall(r"[0-9]+(?:\.[0-9]+)*", spec.partition(" ")[2]))
+    points = [declared, "999999"]
+    points += [p for b in bounds for p in (b, f"{b}.0.1") if Version(p) >= floor]
+    return all(_satisfies(name, p, "0", [spec], "linux-64") for p in points)
 
 
 def _lowest_cuda(env: Environment, specs: Sequence[str]) -> str | None:

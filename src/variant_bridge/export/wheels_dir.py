@@ -25,21 +25,21 @@ from variant_bridge.errors import (
     VariantBridgeError,
 )
 from variant_bridge.export._atomic import AfterChunk, copy_atomic
-from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, ExportModel, PipRequirement
+from variant_bridge.export.model import (
+    VARIANT_FILENAMES_NOTE,
+    ExportModel,
+    PipRequirement,
+    relative_reference,
+)
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, download, file_sha256, url_to_path
 
-__all__ = ["copied_wheels", "copy_wheels", "relative_reference"]
+__all__ = ["DEFAULT_WHEELS_DIR", "copied_wheels", "copy_wheels", "relative_reference"]
 
-
-def relative_reference(path: Path, base: Path) -> str:
-    """*path* as pixi writes a local path relative to the manifest's directory *base*
-    (``./wheels/x.whl``, ``../x.whl``); absolute when there is no relative path (other drive)."""
-    try:
-        relative = Path(os.path.relpath(path, base)).as_posix()
-    except ValueError:
-        return str(path)
-    return relative if relative.startswith("../") else f"./{relative}"
+DEFAULT_WHEELS_DIR = "variant-wheels"
+"""The folder beside the written file that receives the installable copies by default (not
+``wheels/``, a common name for the ``--find-links`` directory itself, whose non-variant builds
+carry the very names the copies take)."""
 
 
 def _filename(url: str) -> WheelFilename:
@@ -211,6 +211,7 @@ def _copy_all(
             sha256=copies[requirement.name][1],
             copy=str(copies[requirement.name][0]),
             copy_relative=relative_reference(copies[requirement.name][0], base),
+            size=copies[requirement.name][0].stat().st_size,
         )
         if requirement.name in copies
         else requirement

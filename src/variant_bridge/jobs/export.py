@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +20,8 @@ from variant_bridge.export import (
     ExportFormat,
     ExportModel,
     IndexOptions,
+    PinMode,
+    Pinning,
     build_export,
     check_target,
     copied_wheels,
@@ -33,6 +35,7 @@ from variant_bridge.export._atomic import AfterChunk
 from variant_bridge.export.dependencies import requested_from_records
 from variant_bridge.export.history import lock_channels, read_history
 from variant_bridge.export.origins import complete_locked, establish_origins
+from variant_bridge.export.pixi_toml.render import check_declarable
 from variant_bridge.export.validate import (
     check_find_links,
     check_name,
@@ -40,6 +43,7 @@ from variant_bridge.export.validate import (
     is_url,
     safe_name,
 )
+from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
 
 __all__ = [
     "EnvironmentSource",
@@ -87,35 +91,59 @@ class ExportRequest:
     :param name: the environment / workspace name; ``None``: the prefix's or the lock project's.
     :param from_history: only the requested specs (``conda-meta/history``, else the
         ``requested_specs`` rattler/pixi store per record); needs a prefix.
+    :param pin: how the packages the export owns are pinned (``--pin``); variant wheels always
+        name their file, the toolkit its ``major.minor``.
+    :param every_wheel: pin every PyPI package to its file, not only the variant wheels (what a
+        pylock.toml needs; ``run_export`` sets it for that format).
     :param indexes: where the variant wheels can be found (``--find-links`` as given: relative
         directories are made absolute in the file).
     :param environ: the process environment detection reads (``CONDA_PREFIX``,
         ``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`.
+    :param project_dir: the folder of the manifest written (a pixi workspace is named after it
+        when the prefix is not a pixi project's); ``None``: the current directory.
     """
 
     source: EnvironmentSource = field(default_factory=ExportSource)
     name: str | None = None
     from_history: bool = False
-    builds: bool = True
+    pin: PinMode = "exact"
+    every_wheel: bool = False
     host_requirements: bool = True
     allow_unpinned: bool = False
     indexes: IndexOptions = field(default_factory=IndexOptions)
     producer: str = "variant-bridge export"
     cache_dir: Path | None = None
     environ: Mapping[str, str] | None = None
+    project_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ExportOutput:
     """Where the export goes: stdout (no *path*, no *update*), a new file, or an existing
-    manifest edited in place; with *wheels_dir*, the variant wheels are copied there first.
-    The combination is the caller's to check (the CLI's usage errors)."""
+    manifest edited in place. The variant wheels are copied, under names every installer
+    accepts, to *wheels_dir*, by default to ``variant-wheels/`` beside a written file; with
+    *pin_filenames* (or to stdout without *wheels_dir*) the file names the variant files
+    themselves. The combination is the caller's to check (the CLI's usage errors)."""
 
     format: ExportFormat = "environment-yml"
     path: Path | None = None
     update: Path | None = None
     force: bool = False
     wheels_dir: Path | None = None
+    pin_filenames: bool = False
+
+    @property
+    def destination(self) -> Path | None:
+        """The file written or updated (``None``: stdout)."""
+        return self.update or self.path
+
+    def copies_dir(self) -> Path | None:
+        """Where the variant wheels are copied (``None``: not copied)."""
+        if self.pin_filenames:
+            return None
+        if self.wheels_dir is not None or self.destination is None:
+            return self.wheels_dir
+        return self.destination.parent / DEFAULT_WHEELS_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +204,16 @@ def prepare_export(request: ExportRequest) -> ExportModel:
         find_links=indexes.find_links,
         index_urls=(*([indexes.index_url] if indexes.index_url else []), *indexes.extra_index_urls),
         cache_dir=request.cache_dir,
+        every_wheel=request.every_wheel,
     )
     return build_export(
         snapshot,
-        name=request.name if request.name is not None else _default_name(snapshot, source),
+        name=request.name if request.name is not None else _default_name(snapshot, request),
         origins=origins,
         requested_specs=requested,
         channel_order=channel_order,
-        builds=request.builds,
+        pinning=Pinning(request.pin, request.every_wheel, request.allow_unpinned),
         host_requirements=request.host_requirements,
-        allow_unpinned=request.allow_unpinned,
         # Local find-links made absolute: the file is read from elsewhere (pip runs in the
         # environment.yml's directory, pixi resolves paths against the manifest's).
         index_options=IndexOptions(
@@ -206,25 +234,36 @@ def run_export(
 
     :param after_chunk: passed to every atomic write (progress; a test's injected failure).
     :raises ExportError: the target cannot be written, the manifest cannot be read or edited, a
-        wheel cannot be copied; nothing is left behind.
+        wheel cannot be copied, a pixi platform cannot be declared; nothing is left behind.
     """
     # Fail before reading the environment or copying a wheel: the output target is checked (and
     # again, atomically, when written), the manifest to update is read and parsed.
+    if output.format == "pylock" and output.copies_dir() is None:
+        raise InvalidTarget(
+            "a pylock.toml cannot name variant wheel files (packaging and uv refuse their "
+            "names): write it to a file (-o pylock.toml) so the wheels are copied beside it, "
+            "or pass --wheels-dir DIR"
+        )
     if output.path is not None:
         check_target(output.path, force=output.force)
     manifest = read_manifest(output.update) if output.update is not None else None
-    model = prepare_export(request)
-    if output.update is not None and output.wheels_dir is not None:
+    model = prepare_export(_for_output(request, output))
+    destination = output.destination
+    if destination is not None:
+        model = replace(model, base_dir=str(destination.absolute().parent))
+    if output.format == "pixi-toml":
+        check_declarable(model)
+    if output.update is not None and output.copies_dir() is not None:
         assert manifest is not None
         # A dry run: a table of the wrong type fails here, before any wheel is copied.
         update_manifest_text(manifest, model, path=str(output.update))
     copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
-    if output.wheels_dir is not None:
-        destination = output.update or output.path
-        # pixi paths are relative to the manifest; stdout is taken to land in the current folder.
+    wheels_dir = output.copies_dir()
+    if wheels_dir is not None:
+        # Paths are relative to the written file; stdout is taken to land in the current folder.
         copies = copied_wheels(
             model,
-            output.wheels_dir,
+            wheels_dir,
             relative_to=destination.absolute().parent if destination else Path.cwd(),
             overwrite=output.force,
             after_chunk=after_chunk,
@@ -239,6 +278,18 @@ def run_export(
             text = render(model, output.format)
             write_export(output.path, text, force=output.force, after_chunk=after_chunk)
         return ExportResult(model, output.format, output.path, True, model.notes)
+
+
+def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
+    """*request* as the output needs it: a pylock.toml pins every wheel to its file; a pixi
+    workspace is named after the manifest's folder."""
+    if output.format == "pylock":
+        request = replace(request, every_wheel=True)
+    if output.format == "pixi-toml" and request.project_dir is None:
+        destination = output.destination
+        folder = destination.absolute().parent if destination else Path.cwd()
+        request = replace(request, project_dir=folder)
+    return request
 
 
 def _check(request: ExportRequest) -> None:
@@ -279,12 +330,22 @@ def _requests(
     return channel_order, requested
 
 
-def _default_name(snapshot: Environment, source: EnvironmentSource) -> str:
-    """The prefix's directory name, or the lock's project (and environment) name, made a name
-    conda accepts (``/opt/my env`` -> ``my-env``)."""
+def _default_name(snapshot: Environment, request: ExportRequest) -> str:
+    """A name conda and pixi accept (``/opt/my env`` -> ``my-env``): a pixi environment's
+    project (``proj/.pixi/envs/cuda`` -> ``proj-cuda``), the lock's project (and environment), a
+    new pixi manifest's folder, else the prefix's directory name."""
     if snapshot.prefix is not None:
-        return safe_name(Path(snapshot.prefix).resolve().name or "base")
-    assert source.lockfile is not None
-    project = Path(source.lockfile).resolve().parent.name or "workspace"
-    environment = source.environment
+        prefix = Path(snapshot.prefix).resolve()
+        if prefix.parent.name == "envs" and prefix.parent.parent.name == ".pixi":
+            return _project_name(prefix.parent.parent.parent.name, prefix.name)
+        if request.project_dir is not None:
+            return safe_name(request.project_dir.resolve().name or "workspace")
+        return safe_name(prefix.name or "base")
+    lockfile = request.source.lockfile
+    assert lockfile is not None
+    project = Path(lockfile).resolve().parent.name or "workspace"
+    return _project_name(project, request.source.environment)
+
+
+def _project_name(project: str, environment: str | None) -> str:
     return safe_name(project if environment in (None, "default") else f"{project}-{environment}")

@@ -1,14 +1,20 @@
-"""Updating a pixi manifest in place touches only what an export owns."""
+"""Updating a pixi manifest in place changes only the entries the export marked as its own."""
 
 from __future__ import annotations
 
+import itertools
 import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+import tomlkit
 
-from tests.export.snapshots import NUMPY, TORCH_ORIGIN, model
+from tests.export.corpus import corpus_files, read_corpus_file
+from tests.export.snapshots import NUMPY, TORCH_ORIGIN, TORCH_PTX, pixi_model
 from variant_bridge.errors import ExportError
+from variant_bridge.export.build import Pinning
 from variant_bridge.export.pixi_toml.render import MIN_PIXI, render
 from variant_bridge.export.pixi_toml.update import apply, manifest_kind, update
 
@@ -18,8 +24,34 @@ else:  # pragma: no cover - Python 3.10
     import tomlkit as tomllib  # tomlkit.loads returns a dict-like document
 
 
-def loads(text: str) -> dict[str, object]:
+def loads(text: str) -> dict[str, Any]:
     return dict(tomllib.loads(text))
+
+
+def assert_untouched(before: str, after: str) -> None:
+    """Every line of *before* is in *after*, unchanged and in the same order, and every value
+    *before* holds reads back the same."""
+    lines = iter(after.splitlines())
+    for line in before.splitlines():
+        assert any(line == other for other in lines), f"line changed or moved: {line!r}"
+    # tomlkit reads what pixi reads (TOML 1.1's multi-line inline tables, in real manifests)
+    assert_values_kept(tomlkit.parse(before).unwrap(), tomlkit.parse(after).unwrap())
+    # the export's tables stand apart: a blank line before each header it added
+    known = set(before.splitlines())
+    lines = after.splitlines()
+    for previous, line in itertools.pairwise(lines):
+        if line.startswith("[") and (line not in known or previous not in known):
+            assert not previous.strip(), f"no blank line before {line!r}"
+
+
+def assert_values_kept(before: Any, after: Any, where: str = "") -> None:
+    if isinstance(before, dict):
+        assert isinstance(after, dict), where
+        for key, value in before.items():
+            assert key in after, f"{where}{key} removed"
+            assert_values_kept(value, after[key], f"{where}{key}.")
+    else:
+        assert after == before, where
 
 
 @pytest.mark.parametrize(
@@ -34,7 +66,9 @@ def test_manifest_kind(filename: str, kind: str) -> None:
     assert manifest_kind(filename) == kind
 
 
-USER_PIXI = """\
+# QA: `--update --from-history` moved `python` into [target.linux-64.dependencies] (osx-arm64
+# lost it) and replaced the comment on cuda-version with the tool's.
+MULTI_PLATFORM = """\
 # My project: keep this comment
 [workspace]
 name = "mine"  # the name
@@ -46,11 +80,12 @@ version = "0.1.0"
 train = "python train.py"  # training
 
 [dependencies]
-python = ">=3.11"  # loose on purpose
+python = "3.12.*"  # our python, on every platform
+cuda-version = ">=12"  # any 12
 rich = "*"
 
-[system-requirements]
-libc = { family = "glibc", version = "2.28" }
+[pypi-dependencies]
+torch = "*"
 
 [feature.docs.dependencies]
 mkdocs = "*"
@@ -59,122 +94,191 @@ mkdocs = "*"
 docs = ["docs"]
 """
 
-UNOWNED_PIXI = (
-    "# My project: keep this comment\n",
-    'name = "mine"  # the name\n',
-    'version = "0.1.0"\n',
-    '[tasks]\ntrain = "python train.py"  # training\n',
-    'rich = "*"\n',
-    '[system-requirements]\nlibc = { family = "glibc", version = "2.28" }\n',
-    '[feature.docs.dependencies]\nmkdocs = "*"\n\n[environments]\ndocs = ["docs"]\n',
-)
+
+def test_a_multi_platform_manifest_keeps_every_line_of_the_user() -> None:
+    result = apply(MULTI_PLATFORM, pixi_model(), kind="pixi", path="/proj/pixi.toml")
+    after = result.text
+    assert after.startswith(MULTI_PLATFORM)  # only new tables, after the user's
+    assert_untouched(MULTI_PLATFORM, after)
+    linux = loads(after)["target"]["linux-64"]
+    # the pins for linux-64 go to its target tables, except for the entries the user wrote
+    assert linux["dependencies"] == {"libcublas": {"version": "==12.6.77", "build": "h0_0"}}
+    assert linux["pypi-dependencies"] == {"numpy": "==2.1.0"}
+    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
+    assert "[target.linux-64.dependencies]\nlibcublas = " in after
+    assert after.count("# variant-bridge") == 5  # libcublas, numpy and the three variables
+    notes = "\n".join(result.notes)
+    # the user's entries that let the environment drift are named, with the wanted value
+    assert 'dependencies.cuda-version = ">=12" is yours' in notes
+    assert "admits CUDA toolkits other than the environment's 12.6" in notes
+    assert 'pypi-dependencies.torch = "*" is yours' in notes
+    assert "possibly another variant than cu126" in notes
+    assert f"the export would write {{ url = {TORCH_ORIGIN.url!r} }}".replace("'", '"') in notes
+    assert "python" not in notes  # 3.12.* admits the environment's 3.12.7
+    # the platform entry is the user's too: a note, not an edit
+    assert "workspace.platforms is yours, left as it is" in notes
+    assert apply(after, pixi_model(), kind="pixi").text == after  # a second run: no change
 
 
-def test_update_keeps_everything_it_does_not_own() -> None:
-    after = update(USER_PIXI, model(), kind="pixi")
-    for text in UNOWNED_PIXI:
-        assert text in after
-    data = loads(after)
-    assert data["workspace"]["platforms"] == [  # type: ignore[index]
-        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}},
-        "osx-arm64",
+def test_a_second_update_with_nothing_new_is_byte_identical() -> None:
+    for text in (MULTI_PLATFORM, '[workspace]\nplatforms = ["linux-64"]\n', ""):
+        once = update(text, pixi_model(), kind="pixi")
+        assert update(once, pixi_model(), kind="pixi") == once
+
+
+SINGLE_PLATFORM = """\
+[workspace]
+name = "mine"
+channels = ["conda-forge"]
+platforms = ["linux-64"]
+
+[dependencies]
+python = ">=3.11"  # loose on purpose
+libcublas = "*"
+"""
+
+
+def test_the_users_specs_are_never_tightened() -> None:
+    # QA: without --from-history, `libcublas = "*"` became an exact build pin
+    result = apply(SINGLE_PLATFORM, pixi_model(), kind="pixi")
+    assert_untouched(SINGLE_PLATFORM, result.text)
+    deps = loads(result.text)["dependencies"]
+    assert deps["libcublas"] == "*"
+    assert deps["python"] == ">=3.11"
+    assert deps["cuda-version"] == {"version": "==12.6", "build": "h0_3"}  # the export's own
+    assert "cuda-version = " in result.text.split('libcublas = "*"\n', 1)[1]  # appended after
+    # both specs admit what is installed; only the (user's) platform entry is noted
+    [note] = result.notes
+    assert "workspace.platforms is yours" in note
+
+
+def test_a_user_spec_that_excludes_the_environment_is_noted() -> None:
+    text = SINGLE_PLATFORM.replace('">=3.11"', '"3.11.*"')
+    result = apply(text, pixi_model(), kind="pixi", path="/proj/pixi.toml")
+    assert 'python = "3.11.*"  # loose on purpose\n' in result.text
+    [note] = [n for n in result.notes if "python" in n]
+    assert note.startswith('/proj/pixi.toml: dependencies.python = "3.11.*" is yours')
+    assert "it does not admit the environment's python 3.12.7 (h0_0_cpython)" in note
+
+
+def test_the_exports_own_entries_follow_the_environment() -> None:
+    first = update(SINGLE_PLATFORM, pixi_model(), kind="pixi")
+    newer = replace(NUMPY, version="2.2.0")
+    changed = pixi_model(env={"python_packages": (TORCH_PTX, newer)})
+    after = update(first, changed, kind="pixi")
+    assert loads(after)["pypi-dependencies"]["numpy"] == "==2.2.0"
+    assert 'numpy = "==2.2.0"  # variant-bridge\n' in after
+    # ... and an entry of the export's that the environment no longer has goes
+    gone = update(first, pixi_model(env={"python_packages": (TORCH_PTX,)}), kind="pixi")
+    assert "numpy" not in loads(gone)["pypi-dependencies"]
+    assert_untouched(SINGLE_PLATFORM, gone)
+
+
+def test_removing_the_marker_makes_an_entry_the_users() -> None:
+    first = update(SINGLE_PLATFORM, pixi_model(), kind="pixi")
+    mine = first.replace('numpy = "==2.1.0"  # variant-bridge', 'numpy = ">=2"  # I decide')
+    after = update(mine, pixi_model(pinning=Pinning("exact")), kind="pixi")
+    assert 'numpy = ">=2"  # I decide\n' in after
+
+
+def test_pin_modes_apply_to_the_exports_entries_only() -> None:
+    after = update(SINGLE_PLATFORM, pixi_model(pinning=Pinning("version")), kind="pixi")
+    deps = loads(after)["dependencies"]
+    assert deps["libcublas"] == "*"  # the user's
+    assert deps["cuda-version"] == "12.6.*"  # the toolkit stays pinned
+    assert loads(after)["pypi-dependencies"]["numpy"] == "==2.1.0"
+
+
+def test_an_empty_manifest_gets_a_marked_workspace() -> None:
+    after = update("", pixi_model(), kind="pixi")
+    workspace = loads(after)["workspace"]
+    assert workspace["platforms"] == [
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
     ]
-    assert data["workspace"]["requires-pixi"] == f">={MIN_PIXI}"  # type: ignore[index]
-    # osx-arm64 is declared too: the linux-64 builds go to linux-64's target tables
-    assert data["dependencies"] == {"python": ">=3.11", "rich": "*"}  # the user's, untouched
-    assert 'python = ">=3.11"  # loose on purpose\n' in after
-    linux = data["target"]["linux-64"]  # type: ignore[index]
-    assert linux["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
-    assert linux["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
-    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in linux["activation"]["env"]
-    assert "pypi-dependencies" not in data
-    assert "activation" not in data
-    # order of the user's tables is kept; new tables come after them
-    assert after.index("[tasks]") < after.index("[dependencies]") < after.index("[environments]")
-    assert after.index("[environments]") < after.index("[target.linux-64.dependencies]")
-
-
-def the_platform_pins(after: str, kind: str = "pixi") -> dict[str, Any]:
-    data: dict[str, Any] = loads(after)
-    root = data["tool"]["pixi"] if kind == "pyproject" else data
-    return root["target"]["linux-64"] if "target" in root else root
+    assert workspace["requires-pixi"] == f">={MIN_PIXI}"
+    assert 'requires-pixi = ">=0.71"  # variant-bridge\n' in after
 
 
 @pytest.mark.parametrize(
-    ("text", "kind", "targeted"),
+    ("platforms", "expected"),
     [
-        (  # QA: linux-64 builds in the top-level table broke the osx-arm64 solve
-            (
-                '[workspace]\nplatforms = ["linux-64", "osx-arm64"]\n[dependencies]\n'
-                'python = "3.12.*"\n'
-            ),
-            "pixi",
-            True,
+        (  # the export's own entry: updated
+            '["linux-64"]  # variant-bridge',
+            [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
         ),
-        (  # only another platform declared: ours is appended, the pins are still per target
-            '[workspace]\nplatforms = ["osx-arm64"]\n[dependencies]\npython = "3.12.*"\n',
-            "pixi",
-            True,
+        (  # the export's own, with a platform the user added: only linux-64's entry changes
+            '["osx-arm64", { platform = "linux-64", cuda = "12" }]  # variant-bridge',
+            ["osx-arm64", {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
         ),
-        (  # a pyproject's [tool.pixi]: the same, under tool.pixi.target
-            (
-                '[project]\nname = "p"\n[tool.pixi.workspace]\nplatforms = ["linux-64", "win-64"]\n'
-                '[tool.pixi.dependencies]\npython = "3.12.*"\n'
-            ),
-            "pyproject",
-            True,
-        ),
-        (  # only the exported platform: the top-level tables are the platform's
-            '[workspace]\nplatforms = ["linux-64"]\n[dependencies]\npython = "3.12.*"\n',
-            "pixi",
-            False,
+        (  # the user's: left as it is (a note says what the export would declare)
+            '["linux-64", { name = "gpu", platform = "linux-64", cuda = "12" }]',
+            ["linux-64", {"name": "gpu", "platform": "linux-64", "cuda": "12"}],
         ),
     ],
 )
-def test_multi_platform_pins_go_to_the_target_tables(text: str, kind: str, targeted: bool) -> None:
-    result = apply(text, model(), kind=kind, path="/proj/pixi.toml")  # type: ignore[arg-type]
-    data: dict[str, Any] = loads(result.text)
-    root = data["tool"]["pixi"] if kind == "pyproject" else data
-    pins = the_platform_pins(result.text, kind)
-    assert pins["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
-    assert pins["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
-    assert pins["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
-    if targeted:
-        assert root["dependencies"] == {"python": "3.12.*"}  # the user's loose spec stays
-        assert set(root) >= {"workspace", "dependencies", "target"}
-        assert "pypi-dependencies" not in root
-        assert any("target.linux-64" in n for n in result.notes)
-        # applying it again changes nothing (tomlkit round trip of the nested tables)
-        assert apply(result.text, model(), kind=kind).text == result.text  # type: ignore[arg-type]
-    else:
-        assert "target" not in root
-        assert result.notes == (
-            (
-                '/proj/pixi.toml: replaced dependencies.python = "3.12.*" (not an exact pin) by '
-                'the exported { version = "==3.12.7", build = "h0_0_cpython" }'
-            ),
-        )
-
-
-def test_replacing_an_exact_pin_needs_no_note() -> None:
-    text = '[workspace]\nplatforms = ["linux-64"]\n[dependencies]\npython = "==3.11.0"\n'
-    result = apply(text, model(), kind="pixi")
-    assert result.notes == ()
-    assert loads(result.text)["dependencies"]["python"]["version"] == "==3.12.7"  # type: ignore[index]
-
-
-def test_update_is_idempotent() -> None:
-    once = update(USER_PIXI, model(), kind="pixi")
-    assert update(once, model(), kind="pixi") == once
-
-
-def test_an_unchanged_value_keeps_the_users_formatting() -> None:
-    text = USER_PIXI.replace('rich = "*"', 'numpy = "*"\nrich = "*"').replace(
-        'python = ">=3.11"  # loose on purpose',
-        'python = { build = "h0_0_cpython",   version = "==3.12.7" }  # exact',
+def test_the_platform_entry_is_edited_only_when_it_is_the_exports(
+    platforms: str, expected: list[object]
+) -> None:
+    result = apply(f"[workspace]\nplatforms = {platforms}\n", pixi_model(), kind="pixi")
+    assert loads(result.text)["workspace"]["platforms"] == expected
+    assert any("workspace.platforms is yours" in n for n in result.notes) is (
+        "variant-bridge" not in platforms
     )
-    after = update(text, model(), kind="pixi")
-    assert 'python = { build = "h0_0_cpython",   version = "==3.12.7" }  # exact' in after
+
+
+def test_a_platform_the_users_manifest_does_not_list_is_an_error() -> None:
+    with pytest.raises(
+        ExportError, match=r"workspace\.platforms is yours and does not list linux-64"
+    ):
+        apply('[workspace]\nplatforms = ["osx-arm64"]\n', pixi_model(), kind="pixi", path="p")
+
+
+def test_channels_the_user_wrote_are_not_extended() -> None:
+    text = '[workspace]\nchannels = ["https://prefix.dev/conda-forge"]\nplatforms = ["linux-64"]\n'
+    result = apply(text, pixi_model(), kind="pixi")
+    assert loads(result.text)["workspace"]["channels"] == ["https://prefix.dev/conda-forge"]
+    assert any("does not list conda-forge" in n for n in result.notes)
+    owned = text.replace('conda-forge"]\n', 'conda-forge"]  # variant-bridge\n', 1)
+    after = update(owned, pixi_model(), kind="pixi")
+    assert loads(after)["workspace"]["channels"] == [
+        "https://prefix.dev/conda-forge",
+        "conda-forge",
+    ]
+
+
+def test_a_users_uv_variable_stays_and_is_not_listed_as_an_exported_pin() -> None:
+    text = (
+        '[workspace]\nplatforms = ["linux-64"]\n'
+        '[activation.env]\nNV_VARIANT_PROVIDER_FORCE_SM_ARCH = "8.0"  # my GPU\nOTHER = "1"\n'
+    )
+    result = apply(text, pixi_model(), kind="pixi")
+    env = loads(result.text)["activation"]["env"]
+    assert env["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "8.0"
+    assert env["OTHER"] == "1"
+    assert env["VARIANT_BRIDGE_EXPORTED_PINS"] == (
+        "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.6"
+    )
+    assert any("NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in n and "is yours" in n for n in result.notes)
+
+
+def test_adding_a_platform_moves_the_exports_own_top_level_pins() -> None:
+    # QA: `export -o pixi.toml`, then osx-arm64 added by hand, then --update: the first
+    # export's linux-64 pins stayed at the top level and applied to osx-arm64 too
+    text = render(pixi_model()).replace("platforms = [{", 'platforms = ["osx-arm64", {', 1)
+    text = text.replace("[dependencies]\n", '[dependencies]\nrich = "*"\n', 1)
+    result = apply(text, pixi_model(), kind="pixi", path="/proj/pixi.toml")
+    data = loads(result.text)
+    assert data["dependencies"] == {"rich": "*"}  # the user's entry stays
+    assert "pypi-dependencies" not in data  # emptied by the move, removed
+    assert "activation" not in data
+    linux = data["target"]["linux-64"]
+    assert linux["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
+    assert linux["pypi-dependencies"] == {"numpy": "==2.1.0", "torch": {"url": TORCH_ORIGIN.url}}
+    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
+    [note] = result.notes
+    assert "the export's own top-level pins for linux-64 moved to [target.linux-64.*]" in note
+    assert "dependencies.python" in note
+    assert apply(result.text, pixi_model(), kind="pixi").text == result.text
 
 
 USER_PYPROJECT = """\
@@ -191,6 +295,9 @@ dependencies = ["requests"]
 channels = ["conda-forge", "nvidia"]
 platforms = ["linux-64"]
 
+[tool.pixi.dependencies]
+python = "3.12.*"  # ours
+
 [tool.pixi.tasks]
 test = "pytest"
 
@@ -200,77 +307,22 @@ line-length = 100
 
 
 def test_update_a_pyproject_under_tool_pixi() -> None:
-    after = update(USER_PYPROJECT, model(), kind="pyproject")
-    for text in (
-        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
-        '[project]\nname = "mine"\ndependencies = ["requests"]\n',
-        "# the pixi part\n",
-        '[tool.pixi.tasks]\ntest = "pytest"\n',
-        "[tool.ruff]\nline-length = 100\n",
-    ):
-        assert text in after
-    pixi = loads(after)["tool"]["pixi"]  # type: ignore[index]
+    result = apply(USER_PYPROJECT, pixi_model(), kind="pyproject", path="pyproject.toml")
+    assert_untouched(USER_PYPROJECT, result.text)
+    pixi = loads(result.text)["tool"]["pixi"]
     assert "name" not in pixi["workspace"]  # the name lives in [project]
-    assert pixi["workspace"]["channels"] == ["conda-forge", "nvidia"]  # nothing missing
+    assert pixi["dependencies"]["python"] == "3.12.*"
     assert pixi["dependencies"]["cuda-version"] == {"version": "==12.6", "build": "h0_3"}
-    assert "[tool.pixi.pypi-dependencies]" in after
-    assert "[tool.pixi.activation.env]" in after
+    assert "[tool.pixi.pypi-dependencies]" in result.text
+    assert "[tool.pixi.activation.env]" in result.text
+    assert update(result.text, pixi_model(), kind="pyproject") == result.text
 
 
 def test_update_adds_tool_pixi_to_a_plain_pyproject() -> None:
-    after = update('[project]\nname = "mine"\n', model(), kind="pyproject")
+    after = update('[project]\nname = "mine"\n', pixi_model(), kind="pyproject")
     assert after.startswith('[project]\nname = "mine"\n')
-    assert loads(after)["tool"]["pixi"]["workspace"]["platforms"] == [  # type: ignore[index]
+    assert loads(after)["tool"]["pixi"]["workspace"]["platforms"] == [
         {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
-    ]
-
-
-def test_update_appends_missing_channels_after_the_users() -> None:
-    text = '[workspace]\nchannels = ["https://prefix.dev/conda-forge"]\nplatforms = ["linux-64"]\n'
-    other = model(env={"conda_packages": ()})
-    after = update(text, other, kind="pixi")
-    assert loads(after)["workspace"]["channels"] == ["https://prefix.dev/conda-forge"]  # type: ignore[index]
-    after = update(text, model(), kind="pixi")
-    assert loads(after)["workspace"]["channels"] == [  # type: ignore[index]
-        "https://prefix.dev/conda-forge",
-        "conda-forge",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("platforms", "expected"),
-    [
-        (  # a CPU entry and a named CUDA entry: only the CUDA one is ours to raise
-            '["linux-64", { name = "gpu", platform = "linux-64", cuda = "12" }]',
-            [
-                "linux-64",
-                {"name": "gpu", "platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}},
-            ],
-        ),
-        (  # the user's other keys (glibc) stay
-            '[{ platform = "linux-64", cuda = "12.0", glibc = "2.31" }]',
-            [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}, "glibc": "2.31"}],
-        ),
-        (  # another subdir only: ours is appended
-            '["osx-arm64"]',
-            ["osx-arm64", {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
-        ),
-    ],
-)
-def test_update_the_platform_entry(platforms: str, expected: list[object]) -> None:
-    after = update(f"[workspace]\nplatforms = {platforms}\n", model(), kind="pixi")
-    assert loads(after)["workspace"]["platforms"] == expected  # type: ignore[index]
-
-
-def test_update_keeps_a_declared_gpu_architecture_when_the_wheels_need_none() -> None:
-    text = (
-        "[workspace]\n"
-        'platforms = [{ platform = "linux-64", cuda = { driver = "12.0", arch = "8.6" } }]\n'
-    )
-    cpu_only = model(env={"python_packages": (NUMPY,)})  # toolkit 12.6 -> cuda "12"
-    after = update(text, cpu_only, kind="pixi")
-    assert loads(after)["workspace"]["platforms"] == [  # type: ignore[index]
-        {"platform": "linux-64", "cuda": {"driver": "12", "arch": "8.6"}}
     ]
 
 
@@ -279,7 +331,7 @@ def test_update_keeps_a_declared_gpu_architecture_when_the_wheels_need_none() ->
     [
         ("[workspace\nname = 1\n", "not valid TOML"),  # broken table header
         (
-            'dependencies = ["python"]\n',
+            'dependencies = ["python"]\n[workspace]\nplatforms = ["linux-64"]\n',
             "dependencies must be a table, found an array",
         ),  # wrong type
         ('[workspace]\nplatforms = "linux-64"\n', "platforms is not an array"),
@@ -287,69 +339,24 @@ def test_update_keeps_a_declared_gpu_architecture_when_the_wheels_need_none() ->
 )
 def test_update_refuses_what_it_cannot_edit(text: str, message: str) -> None:
     with pytest.raises(ExportError, match=message) as info:
-        update(text, model(), kind="pixi", path="/proj/pixi.toml")
+        update(text, pixi_model(), kind="pixi", path="/proj/pixi.toml")
     assert "/proj/pixi.toml" in str(info.value)
 
 
 def test_a_project_table_is_updated_in_place_of_workspace() -> None:
     # Manifests from before pixi 0.40 call the table [project].
-    after = update('[project]\nname = "old"\nplatforms = ["linux-64"]\n', model(), kind="pixi")
-    data = loads(after)
+    text = '[project]\nname = "old"\nplatforms = ["linux-64"]  # variant-bridge\n'
+    data = loads(update(text, pixi_model(), kind="pixi"))
     assert "workspace" not in data
-    assert data["project"]["platforms"][0]["cuda"]["driver"] == "12.6"  # type: ignore[index]
+    assert data["project"]["platforms"][0]["cuda"]["driver"] == "12.6"
 
 
-def add_platform(text: str, platform: str) -> str:
-    import tomlkit
-
-    doc = tomlkit.parse(text)
-    doc["workspace"]["platforms"].insert(0, platform)  # type: ignore[index,union-attr]
-    return tomlkit.dumps(doc)
-
-
-@pytest.mark.parametrize(
-    "first",
-    [
-        "new",  # QA: `export -o pixi.toml`, then osx-arm64 added by hand, then --update
-        "updated",  # the single-platform pins an earlier --update wrote (tomlkit's spacing)
-    ],
-)
-def test_adding_a_platform_moves_the_exports_own_top_level_pins(first: str) -> None:
-    # QA: the pins went to [target.linux-64.*] but the first export's top-level pins stayed
-    # (and applied to osx-arm64 too)
-    if first == "new":
-        text = render(model())
-    else:
-        text = update('[workspace]\nplatforms = ["linux-64"]\n', model(), kind="pixi")
-    text = add_platform(text, "osx-arm64")
-    text = text.replace("[dependencies]\n", '[dependencies]\nrich = "*"\n', 1)
-    result = apply(text, model(), kind="pixi", path="/proj/pixi.toml")
-    data: dict[str, Any] = loads(result.text)
-    # ours (identical to what this export writes for linux-64) moved to the target tables
-    assert data["dependencies"] == {"rich": "*"}  # the user's entry stays
-    assert "pypi-dependencies" not in data  # emptied by us, removed
-    assert "activation" not in data
-    linux = data["target"]["linux-64"]
-    assert linux["dependencies"]["python"] == {"version": "==3.12.7", "build": "h0_0_cpython"}
-    assert linux["pypi-dependencies"] == {"numpy": "==2.1.0", "torch": {"url": TORCH_ORIGIN.url}}
-    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
-    [note] = result.notes
-    assert "this export's earlier top-level pins moved there too" in note
-    assert "dependencies.python" in note
-    assert "activation.env.NV_VARIANT_PROVIDER_FORCE_SM_ARCH" in note
-    assert apply(result.text, model(), kind="pixi").text == result.text  # idempotent
-
-
-def test_top_level_entries_that_differ_from_the_export_are_left_alone() -> None:
-    text = (
-        '[workspace]\nplatforms = ["linux-64", "osx-arm64"]\n'
-        '[dependencies]\npython = { version = "==3.12.6", build = "h0_0_cpython" }\n'
-        '[pypi-dependencies]\nnumpy = "==2.0.0"\n'
-        '[activation.env]\nNV_VARIANT_PROVIDER_FORCE_SM_ARCH = "8.0"\nOTHER = "1"\n'
-    )
-    result = apply(text, model(), kind="pixi")
-    data: dict[str, Any] = loads(result.text)
-    assert data["dependencies"] == {"python": {"version": "==3.12.6", "build": "h0_0_cpython"}}
-    assert data["pypi-dependencies"] == {"numpy": "==2.0.0"}
-    assert data["activation"]["env"] == {"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "8.0", "OTHER": "1"}
-    assert "the top-level tables were left as they were" in result.notes[0]
+@pytest.mark.parametrize("manifest", corpus_files("real/pixi-locks/*/pixi.toml"))
+def test_real_manifests_keep_every_line(manifest: Path) -> None:
+    text = read_corpus_file(manifest)
+    result = apply(text, pixi_model(), kind="pixi", path=str(manifest))
+    assert_untouched(text, result.text)
+    assert apply(result.text, pixi_model(), kind="pixi").text == result.text
+    data = tomlkit.parse(result.text).unwrap()
+    root = data["target"]["linux-64"] if "linux-64" in data.get("target", {}) else data
+    assert root["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}

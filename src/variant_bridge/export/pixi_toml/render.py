@@ -2,6 +2,10 @@
 header and per-line comments). The CUDA requirement uses pixi's rich platforms
 (``platforms = [{ platform = "linux-64", cuda = { driver = "12.8", arch = "9.0" } }]``), which
 need ``requires-pixi = ">=0.71"`` (docs/share.md, "pixi").
+
+Every entry the export writes ends with the :data:`MARKER` comment (``# variant-bridge``, or
+``# variant-bridge: why``): that is how ``--update`` tells the export's entries from the user's,
+which it never changes (:mod:`.update`).
 """
 
 from __future__ import annotations
@@ -10,14 +14,20 @@ import json
 import re
 from typing import Any
 
-from variant_bridge.export._header import copies_lines, intro_lines
+from variant_bridge.errors import ExportError
+from variant_bridge.export._header import copies_lines, intro_lines, undeclared_lines
+from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import CondaDependency, ExportModel, PipRequirement
 from variant_bridge.indexes import url_to_path
 
 __all__ = [
+    "MARKER",
     "MIN_PIXI",
+    "check_declarable",
     "comments",
     "header",
+    "is_marked",
+    "marked",
     "platform_entry",
     "render",
     "table_lines",
@@ -27,6 +37,45 @@ __all__ = [
 
 MIN_PIXI = "0.71"
 """The first pixi with rich platforms (``platforms = [{ platform = ..., cuda = ... }]``)."""
+
+MARKER = "variant-bridge"
+"""The comment that marks an entry as the export's own: ``# variant-bridge`` alone or followed by
+``: why``. Delete it to take an entry over; ``--update`` then leaves it alone."""
+
+
+def marked(note: str | None = None) -> str:
+    """The comment text (without ``#``) of an entry the export writes."""
+    return f"{MARKER}: {' '.join(note.split())}" if note else MARKER
+
+
+def is_marked(comment: str) -> bool:
+    """Whether a TOML comment (``# variant-bridge: ...``) marks the export's own entry."""
+    text = comment.lstrip("#").strip()
+    return text == MARKER or text.startswith(f"{MARKER}:")
+
+
+def check_declarable(model: ExportModel) -> None:
+    """Refuse a platform that would admit hosts the wheels cannot run on.
+
+    :raises ExportError: the wheels need a bound no pixi platform can state (naming it).
+    """
+    lost = model.platform_declaration.unenforceable
+    if not lost:
+        return
+    needs = "; ".join(f"{', '.join(h.wheels)} needs {_short(h.rattler_spec)}" for h in lost)
+    raise ExportError(
+        f"cannot declare the {model.platform} platform for pixi: {needs}, and pixi admits every "
+        "host at or above a declared version (and any CPU), so no platform entry can state "
+        "an upper bound or a CPU requirement; pass --no-host-requirements to declare only what "
+        "the conda packages need (the wheels' requirements are then listed in the header, "
+        "unchecked by pixi)"
+    )
+
+
+def _short(spec: str) -> str:
+    if spec_name(spec) == "__archspec":
+        return "a CPU microarchitecture (__archspec)"
+    return spec
 
 
 def platform_entry(model: ExportModel) -> str | dict[str, Any]:
@@ -59,13 +108,13 @@ def _local_path(url: str) -> str | None:
     return str(url_to_path(url)) if url.startswith("file:") else None
 
 
-def _pypi_value(requirement: PipRequirement) -> str | dict[str, str]:
+def _pypi_value(model: ExportModel, requirement: PipRequirement) -> str | dict[str, str]:
     if requirement.url is None:
-        return f"=={requirement.version}"
+        return "*" if requirement.any_version else f"=={requirement.version}"
     if requirement.copy is not None:
         return {"path": requirement.copy_relative or requirement.copy}
     path = _local_path(requirement.url)
-    return {"path": path} if path is not None else {"url": requirement.url}
+    return {"path": model.local_reference(path)} if path is not None else {"url": requirement.url}
 
 
 def _pypi_comment(requirement: PipRequirement) -> str | None:
@@ -90,7 +139,7 @@ def _pypi_options(model: ExportModel) -> dict[str, Any]:
         options["find-links"] = [
             {"url": loc}
             if "://" in loc and not loc.startswith("file:")
-            else {"path": _local_path(loc) or loc}
+            else {"path": model.local_reference(_local_path(loc) or loc)}
             for loc in idx.find_links
         ]
     return options
@@ -110,7 +159,7 @@ def to_dict(model: ExportModel) -> dict[str, Any]:
         "dependencies": {d.name: _dependency_value(d) for d in model.dependencies},
     }
     if model.pip:
-        manifest["pypi-dependencies"] = {p.name: _pypi_value(p) for p in model.pip}
+        manifest["pypi-dependencies"] = {p.name: _pypi_value(model, p) for p in model.pip}
     options = _pypi_options(model)
     if options and model.pip:
         manifest["pypi-options"] = options
@@ -124,9 +173,12 @@ def header(model: ExportModel) -> list[str]:
     lines = intro_lines(model, "[pypi-dependencies]")
     d = model.platform_declaration
     if d.is_rich:
+        needs = "the pinned packages" + (
+            "" if model.undeclared_host_requirements else " and the wheels' host requirements"
+        )
         lines.append(
-            f"The {d.subdir} platform declares the lowest machine that satisfies the pinned "
-            f"packages and the wheels' host requirements (needs pixi >= {MIN_PIXI})."
+            f"The {d.subdir} platform declares the lowest machine that satisfies {needs} (needs "
+            f"pixi >= {MIN_PIXI})."
         )
     if model.host_requirements:
         lines.append("Host requirements implied by the variant wheels:")
@@ -134,12 +186,18 @@ def header(model: ExportModel) -> list[str]:
             f"  {h.rattler_spec if len(h.rattler_spec) < 80 else h.spec}  <- " + ", ".join(h.wheels)
             for h in model.host_requirements
         ]
+    lines += undeclared_lines(model, "pixi does not check them")
     if model.activation_env:
         lines.append(
-            "[activation.env] tells uv's NVIDIA provider the declared platform (not the machine "
-            "that exported it), so `uv pip install --preview-features wheel-variants` inside "
-            "this environment chooses for it."
+            "[activation.env] pins uv's NVIDIA provider to this environment's CUDA toolkit and "
+            "target GPU, so `uv pip install --preview-features wheel-variants` inside it chooses "
+            "what `variant-bridge select` chooses; variant-bridge reads them back as exported "
+            "pins, not as facts about the machine."
         )
+    lines.append(
+        f"Entries marked `# {MARKER}` are the export's: `variant-bridge export --update` "
+        "rewrites them; remove the marker to make an entry yours."
+    )
     lines += copies_lines(model, "the [pypi-dependencies] paths")
     lines += [f"Note: {note}" for note in model.notes]
     return [" ".join(line.split()) if not line.startswith("  ") else line for line in lines]
@@ -150,7 +208,10 @@ def render(model: ExportModel) -> str:
 
     Written directly rather than through tomlkit, whose table appends are quadratic (a
     1,000-package environment took 2 s); ``tomllib.loads(render(m)) == to_dict(m)`` is tested.
+
+    :raises ExportError: the platform cannot be declared (:func:`check_declarable`).
     """
+    check_declarable(model)
     data = to_dict(model)
     notes = comments(model)
     out = [f"# {line}".rstrip() for line in header(model)]
@@ -164,7 +225,7 @@ def render(model: ExportModel) -> str:
 
 
 def comments(model: ExportModel) -> dict[str, dict[str, str]]:
-    """The per-line comments of the dependency tables: why a line is there."""
+    """Why each line of the dependency tables is there (the text after the marker)."""
     return {
         "dependencies": {d.name: d.comment for d in model.dependencies if d.comment},
         "pypi-dependencies": {p.name: c for p in model.pip if (c := _pypi_comment(p)) is not None},
@@ -172,14 +233,14 @@ def comments(model: ExportModel) -> dict[str, dict[str, str]]:
 
 
 def table_lines(name: str, table: dict[str, Any], notes: dict[str, str]) -> list[str]:
-    """The text of table *name*, each key with its comment from *notes*."""
+    """The text of table *name*, every key marked as the export's (with its note from
+    *notes*)."""
     out = [f"[{name}]"]
     for key, value in table.items():
         text = f"{_key(key)} = {toml_value(value)}"
         if key == "channels" and isinstance(value, list) and len(value) > 2:
             text = f"{_key(key)} = [\n" + "".join(f"  {toml_value(v)},\n" for v in value) + "]"
-        note = notes.get(key)
-        out.append(f"{text}  # {' '.join(note.split())}" if note else text)
+        out.append(f"{text}  # {marked(notes.get(key))}")
     return out
 
 

@@ -1,41 +1,50 @@
 """Applying an export to an existing ``pixi.toml`` or ``pyproject.toml`` ``[tool.pixi]`` in place,
-with tomlkit, touching only what an export owns: the workspace channels (missing ones appended),
-the platform entry of the exported subdir, the entries it pins in ``[dependencies]`` and
-``[pypi-dependencies]``, the index keys of ``[pypi-options]`` and the NVIDIA provider's
-``[activation.env]`` variables; every other key, table, comment and order stays. A workspace with
-more platforms gets the pins in ``[target.<platform>.*]`` (docs/share.md, "Updating an existing
-manifest").
+with tomlkit. The export changes only entries it wrote itself, which end with the
+``# variant-bridge`` marker (:data:`~.render.MARKER`); everything else is the user's and stays
+byte for byte in its table. A missing entry is added (marked); an entry of the user's that the
+export would write differently is left as it is, and a note says which value the export wants and
+why. A workspace with other platforms gets the pins in ``[target.<subdir>.*]``; top-level entries
+are never moved, except the export's own (docs/share.md, "Updating an existing manifest").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import tomlkit
-from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Array, InlineTable, Item, Table
+from tomlkit.items import Array
 
 from variant_bridge.errors import ExportError
 from variant_bridge.export.channels import normalize_channel
 from variant_bridge.export.model import ExportModel
+from variant_bridge.export.pixi_toml.items import (
+    TABLES,
+    add_marked,
+    as_written,
+    has_comments,
+    is_owned,
+    plain,
+    set_marked,
+    table_at,
+    toml_item,
+)
+from variant_bridge.export.pixi_toml.judge import Judge
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
+    check_declarable,
     comments,
     platform_entry,
     table_lines,
     to_dict,
     toml_value,
 )
-from variant_bridge.uv_settings import DRIVER_VARIABLE, SM_ARCH_VARIABLE
+from variant_bridge.uv_settings import EXPORTED_PINS_VARIABLE, exported_pins_value
 
 __all__ = ["ManifestKind", "ManifestUpdate", "apply", "manifest_kind", "parse", "update"]
 
 ManifestKind = Literal["pixi", "pyproject"]
-
-_OWNED_VARIABLES = (DRIVER_VARIABLE, SM_ARCH_VARIABLE)
-"""The ``[activation.env]`` keys an export writes, and may remove when no longer true."""
 
 
 def manifest_kind(filename: str) -> ManifestKind:
@@ -65,7 +74,7 @@ class ManifestUpdate:
 def update(text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pixi.toml") -> str:
     """*text* (a pixi.toml or a pyproject.toml) with the export applied (see :func:`apply`).
 
-    :raises ExportError: *text* is not TOML, or a table we must edit has another type.
+    :raises ExportError: see :func:`apply`.
     """
     return apply(text, model, kind=kind, path=path).text
 
@@ -75,181 +84,316 @@ def apply(
 ) -> ManifestUpdate:
     """*text* (a pixi.toml or a pyproject.toml) with the export applied (module docstring).
 
-    When the workspace declares other platforms than the exported one, the exact pins (linux-64
-    builds) would be wrong for them: they go to ``[target.<platform>.dependencies]``,
-    ``[target.<platform>.pypi-dependencies]`` and ``[target.<platform>.activation.env]``, and the
-    top-level tables are left alone, except for entries written exactly as this export writes them
-    (an earlier single-platform export's), which move to the target tables with a note. A spec
-    that is not an exact pin is never replaced without a note saying so.
-
-    :raises ExportError: *text* is not TOML, or a table we must edit has another type.
+    :raises ExportError: *text* is not TOML, a table we must edit has another type, the
+        workspace does not list the exported platform and the platforms are the user's, or the
+        wheels need a platform pixi cannot declare.
     """
+    check_declarable(model)
     doc = parse(text, path=path)
+    editor = _Editor(path, _prefix(kind), Judge(model))
     data = to_dict(model)
-    prefix = _prefix(kind)
     root = _pixi_root(doc, kind=kind, path=path)
-    workspace = _merge_workspace(root, model, data, kind=kind, path=path, prefix=prefix)
-    base, base_prefix, notes = _pin_tables(root, workspace, model, data, path=path, prefix=prefix)
-    notes_by_table = comments(model)
+    workspace = editor.workspace(root, model, data, kind=kind)
+    base, base_prefix = editor.pin_tables(root, workspace, model, data)
+    reasons = comments(model)
     for name in ("dependencies", "pypi-dependencies"):
-        if name in data:
-            notes += _merge_pins(
-                base, name, data[name], notes_by_table[name], path=path, prefix=base_prefix
-            )
+        wanted = data.get(name, {})
+        if base is not root:
+            # A top-level entry of the user's applies on this platform too: it is judged, and
+            # the export adds no target entry that would override it.
+            wanted = editor.judge_top_level(root, name, wanted)
+        if wanted or name in base:
+            editor.merge(base, name, wanted, reasons[name], prefix=base_prefix)
     if "pypi-options" in data:
-        options = _table(root, "pypi-options", path=path, prefix=prefix)
-        _merge_options(options, data["pypi-options"])
-    if "activation" in data:
-        _merge_activation(base, data["activation"]["env"], path=path, prefix=base_prefix)
-    return ManifestUpdate(tomlkit.dumps(doc), tuple(notes))
+        editor.options(root, data["pypi-options"])
+    editor.activation(base, dict(model.activation_env), prefix=base_prefix)
+    return ManifestUpdate(_spaced(tomlkit.dumps(doc), text), tuple(editor.notes))
 
 
-def _merge_workspace(
-    root: Any,
-    model: ExportModel,
-    data: dict[str, Any],
-    *,
-    kind: ManifestKind,
-    path: str,
-    prefix: str,
-) -> Any:
-    """The workspace (or, before pixi 0.40, project) table with the export's name, channels,
-    platform entry and minimum pixi merged in."""
-    workspace_key = "workspace" if "workspace" in root or "project" not in root else "project"
-    workspace = _table(root, workspace_key, path=path, prefix=prefix)
-    if kind == "pixi" and "name" not in workspace:
-        workspace["name"] = model.name
-    _merge_channels(workspace, data["workspace"]["channels"])
-    _merge_platform(workspace, platform_entry(model), path=path)
-    if model.platform_declaration.is_rich and "requires-pixi" not in workspace:
-        workspace["requires-pixi"] = f">={MIN_PIXI}"
-    return workspace
+def _spaced(text: str, original: str) -> str:
+    """*text* with a blank line between the update's new lines and a table header (tomlkit puts
+    a new table right after the previous table's last line, and the next table right after it,
+    when the tables it extends are not the file's last); the user's own lines are not touched."""
+    known = set(original.splitlines())
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        header = line.startswith("[")
+        before = out[-1].rstrip("\r\n") if out else ""
+        added = line.rstrip("\r\n") not in known or before not in known
+        if header and before.strip() and added:
+            out.append("\n")
+        out.append(line)
+    return "".join(out)
 
 
-def _pin_tables(
-    root: Any, workspace: Any, model: ExportModel, data: dict[str, Any], *, path: str, prefix: str
-) -> tuple[Any, str, list[str]]:
-    """Where the pins go: the top level, or ``[target.<platform>]`` when the workspace declares
-    other platforms too (then this export's own earlier top-level pins move there, with a note).
+@dataclass(slots=True)
+class _Editor:
+    """The edits of one update: the file's name and ``[tool.pixi]`` prefix for messages, what
+    the user's own entries are judged against, and the notes."""
 
-    :returns: the table, its dotted prefix for messages, and the notes.
-    """
-    others = sorted(
-        {str(s) for s in map(_subdir_of, workspace["platforms"]) if s} - {model.platform}
-    )
-    if not others:
-        return root, prefix, []
-    target = _table(root, "target", path=path, prefix=prefix, super_table=True)
-    base_prefix = f"{prefix}target.{model.platform}."
-    base = _table(target, model.platform, path=path, prefix=f"{prefix}target.", super_table=True)
-    moved = _remove_own_top_level(root, data)
-    kept = (
-        f"; this export's earlier top-level pins moved there too ({', '.join(moved)}), "
-        "the rest of the top-level tables was left as it was"
-        if moved
-        else "; the top-level tables were left as they were"
-    )
-    note = (
-        f"{path}: the workspace also declares {', '.join(others)}: the {model.platform} pins "
-        f"went to [{base_prefix}dependencies] and [{base_prefix}pypi-dependencies]{kept}"
-    )
-    return base, base_prefix, [note]
+    path: str
+    prefix: str
+    judge: Judge
+    notes: list[str] = field(default_factory=list)
 
+    def note(self, text: str) -> None:
+        self.notes.append(f"{self.path}: {text}")
 
-def _merge_pins(
-    base: Any,
-    name: str,
-    wanted: dict[str, Any],
-    notes_by_key: dict[str, str],
-    *,
-    path: str,
-    prefix: str,
-) -> list[str]:
-    """Table *name* of *base* with the *wanted* pins set; notes for replaced loose specs."""
-    if name not in base:
-        # One parse of the whole new table: tomlkit's per-key appends are quadratic.
-        snippet = "\n".join(table_lines(name, wanted, notes_by_key)) + "\n"
-        base[name] = tomlkit.parse(snippet)[name]
-        return []
-    notes: list[str] = []
-    table = _table(base, name, path=path, prefix=prefix)
-    for key, value in wanted.items():
-        old = _upsert(table, key, value)
-        if old is not None and not _is_pin(old):
-            notes.append(
-                f"{path}: replaced {prefix}{name}.{key} = {_show(old)} (not an exact "
-                f"pin) by the exported {_show(value)}"
+    def table(self, parent: Any, key: str, prefix: str, *, super_table: bool = False) -> Any:
+        return table_at(parent, key, path=self.path, prefix=prefix, super_table=super_table)
+
+    # -- the workspace -------------------------------------------------------------------------
+
+    def workspace(
+        self, root: Any, model: ExportModel, data: dict[str, Any], *, kind: ManifestKind
+    ) -> Any:
+        """The workspace (or, before pixi 0.40, project) table, with the export's channels,
+        platform entry and minimum pixi where they are the export's to write (and its name
+        when the export creates the table)."""
+        key = "workspace" if "workspace" in root or "project" not in root else "project"
+        new = key not in root
+        workspace = self.table(root, key, self.prefix)
+        where = f"{self.prefix}{key}"
+        if kind == "pixi" and new:
+            add_marked(workspace, "name", model.name)  # else pixi names it after the folder
+        self.channels(workspace, data["workspace"]["channels"], where)
+        rich = self.platform(workspace, platform_entry(model), where)
+        if rich and "requires-pixi" not in workspace:
+            add_marked(workspace, "requires-pixi", f">={MIN_PIXI}")
+        return workspace
+
+    def channels(self, workspace: Any, channels: list[str], where: str) -> None:
+        if "channels" not in workspace:
+            add_marked(workspace, "channels", channels)
+            return
+        existing = workspace["channels"]
+        present = {
+            normalize_channel(str(c if not isinstance(c, dict) else c.get("channel", "")))
+            for c in existing
+        }
+        missing = [c for c in channels if normalize_channel(c) not in present]
+        if not missing:
+            return
+        if is_owned(workspace, "channels"):
+            for channel in missing:
+                existing.append(channel)
+            return
+        self.note(
+            f"{where}.channels is yours and does not list {', '.join(missing)}, which the "
+            "exported packages come from: add it to solve the pins"
+        )
+
+    def platform(self, workspace: Any, entry: str | dict[str, Any], where: str) -> bool:
+        """Set the exported subdir's platform entry where it is the export's; returns whether a
+        rich entry was written.
+
+        :raises ExportError: the user's platforms do not list the subdir at all.
+        """
+        subdir = entry if isinstance(entry, str) else entry["platform"]
+        if "platforms" not in workspace:
+            add_marked(workspace, "platforms", [entry])
+            return not isinstance(entry, str)
+        platforms = workspace["platforms"]
+        if not isinstance(platforms, Array):
+            raise ExportError(f"cannot update {self.path!r}: {where}.platforms is not an array")
+        matches = [i for i, e in enumerate(platforms) if _subdir_of(e) == subdir]
+        if is_owned(workspace, "platforms"):
+            if not matches:
+                platforms.append(toml_item(entry))
+            elif plain(platforms[matches[0]]) != entry:
+                platforms[matches[0]] = toml_item(entry)
+            return not isinstance(entry, str)
+        if not matches:
+            raise ExportError(
+                f"cannot update {self.path!r}: {where}.platforms is yours and does not list "
+                f"{subdir}, the exported environment's platform: add it (e.g. `pixi workspace "
+                f"platform add {subdir}`) and run the export again"
             )
-    for key, note in notes_by_key.items():
-        if key in table:
-            _set_comment(table, key, note)
-    return notes
+        if not isinstance(entry, str) and not any(
+            _declares(plain(platforms[i]), entry) for i in matches
+        ):
+            self.note(
+                f"{where}.platforms is yours, left as it is: the export would declare "
+                f"{toml_value(entry)} for {subdir} (what the environment needs)"
+            )
+        return False
+
+    # -- where the pins go ---------------------------------------------------------------------
+
+    def pin_tables(
+        self, root: Any, workspace: Any, model: ExportModel, data: dict[str, Any]
+    ) -> tuple[Any, str]:
+        """The top level, or ``[target.<subdir>]`` when the workspace declares other subdirs
+        too; then the export's own top-level pins for this platform move there (a note says
+        so) and every other top-level entry stays."""
+        others = sorted(
+            {str(s) for s in map(_subdir_of, workspace.get("platforms", [])) if s}
+            - {model.platform}
+        )
+        if not others:
+            return root, self.prefix
+        target = self.table(root, "target", self.prefix, super_table=True)
+        base_prefix = f"{self.prefix}target.{model.platform}."
+        base = self.table(target, model.platform, f"{self.prefix}target.", super_table=True)
+        wanted = {
+            "dependencies": data.get("dependencies", {}),
+            "pypi-dependencies": data.get("pypi-dependencies", {}),
+            "activation.env": dict(model.activation_env),
+        }
+        moved = _remove_own(root, wanted)
+        if moved:
+            self.note(
+                f"the workspace also declares {', '.join(others)}: the export's own top-level "
+                f"pins for {model.platform} moved to [{base_prefix}*] ({', '.join(moved)})"
+            )
+        return base, base_prefix
+
+    # -- tables of entries ---------------------------------------------------------------------
+
+    def merge(
+        self, base: Any, name: str, wanted: dict[str, Any], reasons: dict[str, str], *, prefix: str
+    ) -> None:
+        """Table *name* of *base*: the export's entries set (added when missing, rewritten when
+        marked, removed when marked and no longer wanted); the user's left, judged."""
+        if name not in base:
+            # One parse of the whole new table: tomlkit's per-key appends are quadratic.
+            snippet = "\n".join(table_lines(name, wanted, reasons)) + "\n"
+            base[name] = tomlkit.parse(snippet)[name]
+            return
+        table = self.table(base, name, prefix)
+        for key in [k for k in table if k not in wanted and is_owned(table, k)]:
+            del table[key]  # the export's, and no longer in the environment
+        for key, value in wanted.items():
+            if key not in table:
+                add_marked(table, key, value, reasons.get(key))
+            elif is_owned(table, key):
+                set_marked(table, key, value, reasons.get(key))
+            else:
+                self.judge_user(name, key, table.item(key), value, prefix)
+
+    def judge_top_level(self, root: Any, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
+        """*wanted* without the keys the user's top-level table *name* has (judged here)."""
+        table = root.get(name)
+        if not isinstance(table, TABLES):
+            return wanted
+        theirs = [k for k in wanted if k in table and not is_owned(table, k)]
+        for key in theirs:
+            self.judge_user(name, key, table.item(key), wanted[key], self.prefix)
+        return {k: v for k, v in wanted.items() if k not in theirs}
+
+    def judge_user(self, name: str, key: str, item: Any, wanted: Any, prefix: str) -> None:
+        why = self.judge.why(name, key, plain(item), wanted)
+        if why is not None:
+            self.note(
+                f"{prefix}{name}.{key} = {as_written(item)} is yours (no `# variant-bridge` "
+                f"marker), left as it is: {why}; the export would write {toml_value(wanted)}"
+            )
+
+    def options(self, root: Any, wanted: dict[str, Any]) -> None:
+        """``[pypi-options]``: the index keys the export owns, find-links merged."""
+        options = self.table(root, "pypi-options", self.prefix)
+        for key, value in wanted.items():
+            if key not in options:
+                add_marked(options, key, value)
+                continue
+            current = plain(options.item(key))
+            if current == value:
+                continue
+            owned = is_owned(options, key)
+            if isinstance(value, list) and isinstance(current, list):
+                missing = [v for v in value if v not in current]
+                if owned:
+                    for element in missing:
+                        options[key].append(toml_item(element))
+                elif missing:
+                    self.note(
+                        f"{self.prefix}pypi-options.{key} is yours and lacks "
+                        f"{', '.join(map(toml_value, missing))}, where the exported wheels are"
+                    )
+            elif owned:
+                set_marked(options, key, value)
+            else:
+                self.note(
+                    f"{self.prefix}pypi-options.{key} = {as_written(options.item(key))} is "
+                    f"yours, left as it is; the export used {toml_value(value)}"
+                )
+
+    def activation(self, base: Any, wanted: dict[str, str], *, prefix: str) -> None:
+        """``[activation.env]``: the pins for uv. A variable the user set stays (noted); only
+        the pins the export owns are listed in :data:`EXPORTED_PINS_VARIABLE`."""
+        activation = base.get("activation")
+        if not wanted and not isinstance(activation, TABLES):
+            return
+        activation = self.table(base, "activation", prefix, super_table=True)
+        # Inside the user's own [activation] table, the new sub-table sits before what follows.
+        spaced = "env" not in activation and not activation.is_super_table()
+        env = self.table(activation, "env", f"{prefix}activation.")
+        ours = self.own_pins(env, wanted, prefix)
+        merged = dict(ours)
+        if ours:
+            merged[EXPORTED_PINS_VARIABLE] = exported_pins_value(ours.items())
+        for key in [k for k in env if k not in merged and is_owned(env, k)]:
+            del env[key]
+        for key, value in merged.items():
+            if key not in env:
+                add_marked(env, key, value)
+            elif is_owned(env, key):
+                set_marked(env, key, value)
+        if spaced and env:
+            env.add(tomlkit.nl())
+        if not env and not has_comments(env):
+            del activation["env"]
+            if not activation and not has_comments(activation):
+                del base["activation"]
+
+    def own_pins(self, env: Any, wanted: dict[str, str], prefix: str) -> dict[str, str]:
+        """The pins of *wanted* the export may write: not those the user set (noted)."""
+        ours: dict[str, str] = {}
+        for key, value in wanted.items():
+            if key == EXPORTED_PINS_VARIABLE:
+                continue
+            if key in env and not is_owned(env, key):
+                if str(plain(env.item(key))) != value:
+                    self.note(
+                        f"{prefix}activation.env.{key} = {as_written(env.item(key))} is yours, "
+                        "left as it is: it steers uv in the environment; the export would pin "
+                        f"{value!r}"
+                    )
+                continue
+            ours[key] = value
+        return ours
 
 
-def _merge_activation(base: Any, wanted: dict[str, Any], *, path: str, prefix: str) -> None:
-    activation = _table(base, "activation", path=path, prefix=prefix, super_table=True)
-    env = _table(activation, "env", path=path, prefix=f"{prefix}activation.")
-    for key in [k for k in env if k in _OWNED_VARIABLES and k not in wanted]:
-        del env[key]  # ours, and no longer true of the environment
-    for key, value in wanted.items():
-        _upsert(env, key, value)
-
-
-def _remove_own_top_level(root: Any, data: dict[str, Any]) -> list[str]:
-    """Remove the top-level entries written exactly as this export writes them for its platform:
-    an earlier export put them there when the workspace had only that platform, and left there
-    they would apply to every platform (linux-64 builds on osx-arm64). Anything else stays, an
-    equal value written by hand (other spacing, key order) included.
-
-    :returns: the removed entries (``dependencies.python``), for the note.
-    """
+def _remove_own(root: Any, wanted: dict[str, dict[str, Any]]) -> list[str]:
+    """Remove the export's own top-level entries that it now writes per platform (they would
+    apply to every platform); a table emptied by it goes too. Returns their dotted names."""
     removed: list[str] = []
-    places: list[tuple[Any, str, dict[str, Any]]] = [
-        (root, name, data[name]) for name in ("dependencies", "pypi-dependencies") if name in data
-    ]
-    activation = root.get("activation")
-    if "activation" in data and isinstance(activation, (Table, InlineTable, Container)):
-        places.append((activation, "env", data["activation"]["env"]))
-    for parent, name, wanted in places:
-        table = parent.get(name)
-        if not isinstance(table, (Table, InlineTable, Container)):
+    for dotted, keys in wanted.items():
+        *parents, name = dotted.split(".")
+        parent = root
+        for part in parents:
+            parent = parent.get(part) if isinstance(parent, TABLES) else None
+        table = parent.get(name) if isinstance(parent, TABLES) else None
+        if not isinstance(table, TABLES):
             continue
-        ours = [k for k in table if k in wanted and _as_written(table.item(k), wanted[k])]
+        ours = [
+            k for k in table if is_owned(table, k) and (k in keys or dotted == "activation.env")
+        ]
         for key in ours:
             del table[key]
-            removed.append(f"activation.env.{key}" if name == "env" else f"{name}.{key}")
-        if ours and not table:
-            del parent[name]  # emptied by us: no empty table left behind
-            if parent is activation and not activation:
-                del root["activation"]
+            removed.append(f"{dotted}.{key}")
+        if ours and not table and not has_comments(table):
+            del parent[name]
+            if parents and not parent and not has_comments(parent):
+                del root[parents[0]]
     return removed
 
 
-def _as_written(item: Any, value: Any) -> bool:
-    """Whether *item*'s text is exactly what an export writes for *value*: :func:`render`'s
-    form or tomlkit's (an earlier ``--update``); a comment after it does not matter."""
-    if not isinstance(item, Item) or isinstance(item, Table):
+def _declares(current: Any, entry: dict[str, Any]) -> bool:
+    """Whether a platform entry already declares what *entry* does (its name aside)."""
+    if not isinstance(current, dict):
         return False
-    return item.as_string().strip() in (toml_value(value), tomlkit.item(_item(value)).as_string())
-
-
-def _show(value: Any) -> str:
-    try:
-        return toml_value(value)
-    except TypeError:
-        return repr(value)
-
-
-def _is_pin(value: Any) -> bool:
-    """An exact pin (``==1.0``, ``{ version = "==1.0", build = ... }``) or a file/URL source:
-    what an export writes, and may replace without a note."""
-    if isinstance(value, str):
-        return value.startswith("==")
-    if isinstance(value, dict):
-        if any(key in value for key in ("path", "url", "git")):
-            return True
-        return str(value.get("version", "")).startswith("==")
-    return False
+    return {k: v for k, v in current.items() if k != "name"} == entry
 
 
 def _prefix(kind: ManifestKind) -> str:
@@ -259,43 +403,8 @@ def _prefix(kind: ManifestKind) -> str:
 def _pixi_root(doc: tomlkit.TOMLDocument, *, kind: ManifestKind, path: str) -> Any:
     if kind == "pixi":
         return doc
-    tool = _table(doc, "tool", path=path, prefix="", super_table=True)
-    return _table(tool, "pixi", path=path, prefix="tool.", super_table=True)
-
-
-def _table(parent: Any, key: str, *, path: str, prefix: str, super_table: bool = False) -> Any:
-    if key not in parent:
-        parent[key] = tomlkit.table(is_super_table=super_table)
-        return parent[key]
-    value = parent[key]
-    if not isinstance(value, (Table, InlineTable, Container)):
-        found = "an array" if isinstance(value, (list, Array)) else f"a {type(value).__name__}"
-        raise ExportError(f"cannot update {path!r}: {prefix}{key} must be a table, found {found}")
-    return value
-
-
-def _upsert(table: Any, key: str, value: Any) -> Any:
-    """Set *key* to *value*; the plain value it replaced, or ``None`` (absent or unchanged)."""
-    current = table.get(key)
-    plain = current.unwrap() if isinstance(current, Item) else current
-    if plain == value:
-        return None  # unchanged: keep the user's exact formatting
-    table[key] = _item(value)
-    return plain
-
-
-def _merge_channels(workspace: Any, channels: list[str]) -> None:
-    if "channels" not in workspace:
-        workspace["channels"] = _item(channels)
-        return
-    existing = workspace["channels"]
-    present = {
-        normalize_channel(str(c if not isinstance(c, dict) else c.get("channel", "")))
-        for c in existing
-    }
-    for channel in channels:
-        if normalize_channel(channel) not in present:
-            existing.append(channel)
+    tool = table_at(doc, "tool", path=path, prefix="", super_table=True)
+    return table_at(tool, "pixi", path=path, prefix="tool.", super_table=True)
 
 
 def _subdir_of(entry: Any) -> str | None:
@@ -305,73 +414,3 @@ def _subdir_of(entry: Any) -> str | None:
         value = entry.get("platform")
         return str(value) if value is not None else None
     return None
-
-
-def _merge_platform(workspace: Any, entry: str | dict[str, Any], *, path: str) -> None:
-    subdir = entry if isinstance(entry, str) else entry["platform"]
-    if "platforms" not in workspace:
-        workspace["platforms"] = _item([entry])
-        return
-    platforms = workspace["platforms"]
-    if not isinstance(platforms, Array):
-        raise ExportError(f"cannot update {path!r}: workspace platforms is not an array")
-    matches = [i for i, e in enumerate(platforms) if _subdir_of(e) == subdir]
-    if isinstance(entry, str):
-        if not matches:
-            platforms.append(entry)
-        return
-    with_cuda = [i for i in matches if isinstance(platforms[i], dict) and "cuda" in platforms[i]]
-    if with_cuda:
-        _update_rich(platforms, with_cuda[0], entry)
-    elif len(matches) == 1:
-        _update_rich(platforms, matches[0], entry)
-    else:
-        platforms.append(_item(entry))
-
-
-def _update_rich(platforms: Array, index: int, entry: dict[str, Any]) -> None:
-    current = platforms[index]
-    if isinstance(current, str):
-        platforms[index] = _item(entry)
-        return
-    table = current
-    for key, value in entry.items():
-        if key == "cuda" and isinstance(value, str) and isinstance(table.get("cuda"), dict):
-            # Keep a GPU architecture the user declared; only the driver is ours to raise.
-            old = table["cuda"].unwrap() if isinstance(table["cuda"], Item) else table["cuda"]
-            _upsert(table, key, {**old, "driver": value})
-        else:
-            _upsert(table, key, value)
-
-
-def _merge_options(options: Any, wanted: dict[str, Any]) -> None:
-    for key, value in wanted.items():
-        if isinstance(value, list) and key in options:
-            existing = options[key]
-            plain = existing.unwrap() if isinstance(existing, Item) else existing
-            for element in value:
-                if element not in plain:
-                    existing.append(_item(element))
-        else:
-            _upsert(options, key, value)
-
-
-def _item(value: Any) -> Any:
-    """A tomlkit value: dicts become inline tables (recursively), lists arrays."""
-    if isinstance(value, dict):
-        table = tomlkit.inline_table()
-        for key, inner in value.items():
-            table[key] = _item(inner)
-        return table
-    if isinstance(value, list):
-        array = tomlkit.array()
-        for inner in value:
-            array.append(_item(inner))
-        return array
-    return value
-
-
-def _set_comment(table: Table | Container, key: str, comment: str) -> None:
-    item = table.item(key)
-    if isinstance(item, Item) and item.trivia.comment.lstrip("# ").strip() != comment.strip():
-        item.comment(comment)  # an unchanged comment keeps the user's spacing
