@@ -173,6 +173,13 @@ class SubdirInfo:
     arch: str
     """The CPU architecture's name in messages (``x86_64`` for ``win-64`` too)."""
     cpu_family: str | None
+    platform_machine: str | None = None
+    """PEP 508 ``platform_machine`` there, spelled as the OS reports it (``AMD64`` on
+    ``win-64``); ``None``: the first of :attr:`machines`."""
+
+    @property
+    def marker_machine(self) -> str:
+        return self.platform_machine or self.machines[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +188,10 @@ class OperatingSystem:
 
     name: str
     overrides: tuple[OverrideVariable, ...]
+    sys_platform: str | None = None
+    """PEP 508 ``sys_platform`` (``linux``, ``darwin``, ``win32``); ``None`` when it varies."""
+    os_name: str | None = None
+    """PEP 508 ``os_name`` (``posix``, ``nt``)."""
 
 
 @dataclass(frozen=True, slots=True)
