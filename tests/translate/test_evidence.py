@@ -188,7 +188,9 @@ def test_a_major_only_lower_bound_leaves_the_toolkit_unknown() -> None:
 def test_a_precise_lower_bound_is_evidence_on_its_own() -> None:
     variant = VariantDescription.parse("cu128: nvidia :: cuda_version_lower_bound :: 12.8")
     found = toolkit_evidence(variant, [])
-    assert found.summary() == "toolkit CUDA 12.8: declares cuda_version_lower_bound 12.8"
+    assert found.summary() == (
+        "toolkit CUDA 12.8 or newer: declares cuda_version_lower_bound 12.8, no CUDA component pin"
+    )
     bound = toolkit_bound(supported_properties(env(driver="12.9", toolkit="12.6")))
     assert judge_toolkit(found, bound) is not None
 

@@ -14,7 +14,7 @@ from variant_bridge.cli._output import echo_json, heading, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.indexes import Downloads, IndexSource
-    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target
+    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target, VariantToolkit
 
 __all__ = ["choice_json", "install", "select"]
 
@@ -113,6 +113,36 @@ def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
     }
 
 
+def toolkit_json(toolkit: VariantToolkit) -> dict[str, Any]:
+    """The ``--json`` shape of one variant's CUDA toolkit evidence (docs/cli.md)."""
+    found = toolkit.evidence
+    metadata = toolkit.metadata
+    return {
+        "cuda": str(found.toolkit) if found.toolkit is not None else None,
+        "known": found.known,
+        "summary": toolkit.summary(),
+        "refused": toolkit.refused,
+        "evidence": [
+            {
+                "kind": e.kind.value,
+                "cuda": str(e.cuda),
+                "text": e.text,
+                "pypi": e.pypi,
+                "version": e.version,
+                "conda": e.conda,
+                "rule": e.rule,
+            }
+            for e in found.evidence
+        ],
+        "read_from": (
+            {"wheel": toolkit.wheel, "source": metadata.source.value, "url": metadata.where}
+            if metadata is not None
+            else None
+        ),
+        "problems": list(toolkit.problems),
+    }
+
+
 def choice_json(choice: PackageChoice) -> dict[str, Any]:
     """The ``--json`` shape of one package's choice (docs/cli.md)."""
     chosen = choice.chosen
@@ -139,9 +169,17 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
                 "compatible": v.compatible,
                 "rank": v.rank,
                 "reason": v.reason,
+                # The variant's CUDA toolkit evidence; null when not read (a non-variant or null
+                # wheel, or a variant the target's properties already reject).
+                "toolkit": (
+                    toolkit_json(choice.toolkits[v.label])
+                    if v.label is not None and v.label in choice.toolkits
+                    else None
+                ),
             }
             for v in choice.selection.verdicts
         ],
+        "problems": list(choice.problems),
         "skipped": [{"filename": s.filename, "reason": s.reason} for s in choice.files.skipped],
         "duplicates": [_duplicate_json(d) for d in choice.duplicates],
         # False when the chosen wheel's requirements could not be read without downloading
@@ -165,10 +203,18 @@ def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
     heading(f"{title}: {chosen.filename if chosen else 'no compatible wheel'}")
+    noted: set[str] = set()
     for verdict in choice.selection.verdicts:
         mark = f"#{verdict.rank}" if verdict.rank is not None else " x"
         click.echo(f"  {mark:>3}  {verdict.filename}")
         click.echo(f"        {verdict.reason}")
+        toolkit = choice.toolkits.get(verdict.label or "")
+        if toolkit is not None and toolkit.label not in noted:
+            noted.add(toolkit.label)  # once per label, under its best wheel
+            for problem in toolkit.problems:
+                click.echo(f"        note: {problem}")
+    for problem in choice.problems:
+        click.echo(f"  note: {problem}")
     for skipped in choice.files.skipped:
         click.echo(f"    -  {skipped.filename}")
         click.echo(f"        skipped: {skipped.reason}")

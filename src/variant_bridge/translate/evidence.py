@@ -121,13 +121,18 @@ class ToolkitEvidence:
         return toolkit is not None and toolkit.minor is not None
 
     def summary(self) -> str:
-        """``toolkit CUDA 12.8: pins nvidia-cublas 12.8.4.1 (...)`` or why it is unknown."""
+        """``toolkit CUDA 12.8: pins nvidia-cublas 12.8.4.1 (...)``, ``toolkit CUDA 12.0 or
+        newer: declares cuda_version_lower_bound 12.0`` (a floor only), or why it is unknown."""
         strongest = self.strongest
         if strongest is None or strongest.cuda.minor is None:
             known = f" beyond CUDA {strongest.cuda} ({strongest.text})" if strongest else ""
             return (
                 f"CUDA toolkit unknown{known}: no minor-precise cuda_version_lower_bound and no "
                 "pinned CUDA component names.yaml can place"
+            )
+        if strongest.kind is EvidenceKind.LOWER_BOUND:
+            return (
+                f"toolkit CUDA {strongest.cuda} or newer: {strongest.text}, no CUDA component pin"
             )
         return f"toolkit CUDA {strongest.cuda}: {strongest.text}"
 
