@@ -73,7 +73,10 @@ def test_install_puts_the_cuda126_build_and_its_cuda126_components_in(
     assert not any(name.startswith("intel") for name in installed)  # xpu's pins stayed out
     # The installed METADATA is readable by installers again (variant markers decided).
     check = subprocess.run(
-        [str(UV), "pip", "check", "--python", str(python)], capture_output=True, text=True
+        [str(UV), "pip", "check", "--python", str(python)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert check.returncode == 0, check.stdout + check.stderr
 
@@ -99,9 +102,7 @@ def _uv_label(world: Path, venv: Path, environ: dict[str, str]) -> str:
 
 
 @pytest.mark.parametrize("driver", ["12.9", "13.0", "12.4"])
-def test_without_a_toolkit_select_agrees_with_uv(
-    corpus: Path, tmp_path: Path, driver: str
-) -> None:
+def test_without_a_toolkit_select_agrees_with_uv(corpus: Path, tmp_path: Path, driver: str) -> None:
     world = build_torch_index(corpus, tmp_path / "index")
     base = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
     uv_env = {

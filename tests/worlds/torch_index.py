@@ -10,9 +10,8 @@
 - a plain wheel for every ``name==version`` those lines pin (the CUDA component wheels, triton,
   cuda-bindings, the Intel runtime), so an installer can resolve the chosen build's pins.
 
-:func:`uv_readable_document` renders the same variants and priorities in the dialect uv 0.13.9
-reads (it reads neither dialect of the real file, and skips the NVIDIA provider unless it is
-declared as ``nvidia-variant-provider>=0.0.1,<1.0.0``), for comparing with uv.
+:func:`~tests.worlds.dialects.uv_readable_document` renders the same variants and priorities in
+the dialect uv 0.13.9 reads, for comparing with uv.
 """
 
 from __future__ import annotations
@@ -24,9 +23,16 @@ from typing import Any
 
 import tomlkit
 
-from tests.worlds.wheels import NVIDIA_PROVIDER, SCHEMAS, default_provider, make_wheel
+from tests.worlds.dialects import uv_readable_document
+from tests.worlds.wheels import make_wheel
 
-__all__ = ["TORCH_VARIANTS", "build_torch_index", "declared_lines", "uv_readable_document"]
+__all__ = [
+    "TORCH_VARIANTS",
+    "build_torch_index",
+    "declared_lines",
+    "real_document",
+    "uv_readable_document",
+]
 
 TORCH_VARIANTS = "real/variants-index-test/v0.0.3/torch/torch-2.9.0-variants.json"
 DECLARATION = "maint/variant-repack/torch-2.10_variant_config.toml"
@@ -60,24 +66,3 @@ def build_torch_index(corpus: Path, root: Path, *, tags: str = "py3-none-any") -
     for name, version in sorted(pinned):
         make_wheel(root, name, version)
     return root
-
-
-def uv_readable_document(document: dict[str, Any]) -> dict[str, Any]:
-    """The same variants and namespace order as a PEP 850 document uv 0.13.9 reads: static
-    namespaces as ``static-properties``, the NVIDIA provider as uv recognises it."""
-    static = document.get("static-properties") or {}
-    providers: dict[str, Any] = {}
-    for namespace, provider in document["providers"].items():
-        if provider.get("install-time", provider.get("plugin-use", "all") == "all") is False:
-            values = static.get(namespace) or document["default-priorities"]["property"][namespace]
-            providers[namespace] = {"static-properties": values}
-        elif namespace == "nvidia":
-            providers[namespace] = dict(NVIDIA_PROVIDER)
-        else:
-            providers[namespace] = default_provider(namespace)
-    return {
-        "$schema": SCHEMAS["pep850"],
-        "default-priorities": {"namespace": document["default-priorities"]["namespace"]},
-        "providers": providers,
-        "variants": document["variants"],
-    }
