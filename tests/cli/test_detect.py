@@ -35,8 +35,9 @@ TARGETS = (
     "-t", "cuda=12.8", "-t", "cuda_arch=9.0", "-t", "archspec=haswell", "-t", "glibc=2.28",
 )  # fmt: skip
 JSON_KEYS = {
-    "origin", "platform", "python", "policy", "virtual_packages", "toolkit", "supported",
-    "sources", "unsupported", "variant_wheels", "notes",
+    "origin", "platform", "platform_source", "python", "python_source", "policy",
+    "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels",
+    "notes",
 }  # fmt: skip
 
 
@@ -371,7 +372,10 @@ def test_target_help_lists_every_key(cli: Cli) -> None:
     help_text = " ".join(result.stdout.split())
     keys = help_text.partition("KEY: ")[2].partition(" (e.g.")[0]
     # `platform` was documented in docs/cli.md but missing from --help.
-    assert keys == "cuda, cuda_arch, archspec, glibc, linux, osx, win, python, platform"
+    assert keys == (
+        "cuda, cuda_arch, archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, "
+        "platform"
+    )
 
 
 @pytest.mark.slow

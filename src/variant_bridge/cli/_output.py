@@ -82,7 +82,9 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
     return {
         "origin": env.origin,
         "platform": env.platform,
+        "platform_source": str(env.platform_source),
         "python": env.python,
+        "python_source": None if env.python_source is None else str(env.python_source),
         "policy": supported.policy,
         "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
         "toolkit": (
@@ -205,7 +207,10 @@ def echo_environment(
     :param locked: *env* is a lock file's (its wheels are locked, not installed).
     :param notes: the command's own notes, shown first.
     """
-    facts = [env.platform] + ([f"Python {env.python}"] if env.python else [])
+    # detect names where the platform and Python came from; given specs (a title) are declared.
+    facts = [env.platform if title else f"{env.platform} ({env.platform_source})"]
+    if env.python:
+        facts.append(f"Python {env.python}" + ("" if title else f" ({env.python_source})"))
     heading(f"{title or 'Environment: ' + env.origin} ({', '.join(facts)})")
     click.echo()
     heading("Virtual packages")

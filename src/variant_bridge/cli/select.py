@@ -97,6 +97,13 @@ def _choose(
     requests = parse_requests(packages)
     env = env_options.detect()
     python = resolve_target_python(given.python, env, prefix=env.prefix)
+    if env_options.strict and python.source == "running":
+        from variant_bridge.cli import CliError
+
+        raise CliError(
+            f"--strict: the target Python would be this machine's ({python}); pass --python "
+            "or --target python=, or read a prefix or lock that has one"
+        )
     target = Target(env, python, supported_properties(env, policy=env_options.cuda_policy))
     choices = select(requests, sources, target, downloads, fetch_chosen=fetch_chosen)
     return target, sources, choices
@@ -226,18 +233,18 @@ def _echo_choice(choice: PackageChoice) -> None:
 
 
 def _summary(target: Target) -> str:
+    """Every fact the choice used, each with where it came from (semantics.md §11)."""
     env = target.env
-    cuda = env.cuda
-    arch = env.cuda_arch
     toolkit = env.toolkit
-    parts = [
-        f"__cuda={cuda.version} ({cuda.source})" if cuda else "no __cuda",
-        f"__cuda_arch={arch.version} ({arch.source})" if arch else "no __cuda_arch",
-        f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version",
-        f"CUDA policy {target.supported.policy}",
-    ]
+    facts = [f"{vp.name}={vp.version}" + (f"={vp.build}" if vp.build != "0" else "")
+             + f" ({vp.source})" for vp in env.virtual_packages]  # fmt: skip
+    if env.cuda is None:
+        facts.append("no __cuda")
+    facts.append(f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version")
+    facts.append(f"CUDA policy {target.supported.policy}")
     return (
-        f"Environment: {env.origin} ({env.platform}); {', '.join(parts)}\nTarget: {target.python}"
+        f"Environment: {env.origin} ({env.platform}, {env.platform_source}); "
+        f"{', '.join(facts)}\nTarget: {target.python}"
     )
 
 
