@@ -87,7 +87,7 @@ def test_detect_agrees_with_every_real_lock(corpus: Path) -> None:
             "pixi__tests__data__non-satisfiability__conditional-dependency-not-locked",
             "linux-64-cuda",
             "12",
-        ),  # fmt: skip
+        ),
         ("pixi__tests__data__satisfiability__conditional-dependency-cuda", "linux-64-cuda", "12"),
         ("pixi__tests__data__satisfiability__permuted-virtual-packages", "extra", "12.0"),
         ("pixi__examples__multi-machine", "linux-64", None),  # declares no __cuda: none here
