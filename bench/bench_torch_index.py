@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))  # the offline test worlds build the wheels and se
 
 from tests.worlds.index_server import IndexServer  # noqa: E402
 from tests.worlds.torch_index import build_torch_index  # noqa: E402
+
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage  # noqa: E402
 from variant_bridge.indexes import Downloads, SimpleIndex  # noqa: E402
 from variant_bridge.jobs import select as select_job  # noqa: E402
@@ -108,7 +109,7 @@ def measure(
 
 def baseline(index: IndexServer, env: Environment, repeat: int) -> float:
     """The same select with no toolkit evidence read (properties alone)."""
-    with mock.patch.object(select_job, "read_toolkits", lambda *a, **k: {}):
+    with mock.patch.object(select_job, "read_toolkits", return_value={}):
         return statistics.median(_run(index, env)[1] for _ in range(repeat))
 
 
