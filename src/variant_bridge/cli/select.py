@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._output import echo_json, heading, json_option
+from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.indexes import Downloads, IndexSource
@@ -122,25 +122,11 @@ def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
 
 def toolkit_json(toolkit: VariantToolkit) -> dict[str, Any]:
     """The ``--json`` shape of one variant's CUDA toolkit evidence (docs/cli.md)."""
-    found = toolkit.evidence
     metadata = toolkit.metadata
     return {
-        "cuda": str(found.toolkit) if found.toolkit is not None else None,
-        "known": found.known,
+        **evidence_json(toolkit.evidence),
         "summary": toolkit.summary(),
         "refused": toolkit.refused,
-        "evidence": [
-            {
-                "kind": e.kind.value,
-                "cuda": str(e.cuda),
-                "text": e.text,
-                "pypi": e.pypi,
-                "version": e.version,
-                "conda": e.conda,
-                "rule": e.rule,
-            }
-            for e in found.evidence
-        ],
         "read_from": (
             {"wheel": toolkit.wheel, "source": metadata.source.value, "url": metadata.where}
             if metadata is not None

@@ -28,8 +28,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from variant_bridge.environment import Toolkit
+from variant_bridge.environment import Environment, PythonDistribution, Toolkit
 from variant_bridge.mappings import MappingTables, NameMapping, load_tables
+from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
+from variant_bridge.platform_tags import TargetPython
 from variant_bridge.properties import VariantDescription
 from variant_bridge.translate import cuda
 from variant_bridge.translate._words import toolkit_text
@@ -39,7 +41,9 @@ __all__ = [
     "CudaVersion",
     "Evidence",
     "EvidenceKind",
+    "InstalledToolkit",
     "ToolkitEvidence",
+    "installed_toolkit",
     "judge_toolkit",
     "toolkit_bound",
     "toolkit_evidence",
@@ -258,3 +262,38 @@ def judge_toolkit(evidence: ToolkitEvidence, bound: Bound | None) -> str | None:
     if said.minor is not None and said.minor > minor:
         return f"{evidence.label} {strongest.text} but {owner}"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledToolkit:
+    """The toolkit evidence of an installed variant wheel, judged against its environment."""
+
+    evidence: ToolkitEvidence
+    refused: str | None
+    """Why the toolkit policy would not have chosen it (the environment's mismatch), or ``None``."""
+    problems: tuple[str, ...] = ()
+
+
+def installed_toolkit(
+    dist: PythonDistribution,
+    env: Environment,
+    supported: SupportedProperties,
+    *,
+    tables: MappingTables | None = None,
+) -> InstalledToolkit | None:
+    """The evidence of an installed (or locked) variant wheel from its own ``Requires-Dist``,
+    as ``select`` would judge it in *env*; ``None`` for a wheel that is no known variant."""
+    description = dist.variant
+    if description is None or description.is_null:
+        return None
+    tables = tables if tables is not None else load_tables()
+    python = TargetPython(env.python or "0.0")
+    environment = target_environment(env, python, tables=tables)
+    if env.python is None:
+        del environment["python_version"]  # unknown: a marker using it is a problem, not 0.0
+    evaluated = evaluate_dependencies(dist.requires, environment, VariantValues.of(description))
+    found = toolkit_evidence(
+        description, [d.requirement for d in evaluated.applying], tables=tables
+    )
+    refused = judge_toolkit(found, toolkit_bound(supported, tables=tables))
+    return InstalledToolkit(found, refused, evaluated.problems + found.gaps)
