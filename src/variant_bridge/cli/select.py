@@ -197,6 +197,7 @@ def _echo_choice(choice: PackageChoice) -> None:
     title = f"{choice.files.project} {choice.files.version}"
     heading(f"{title}: {chosen.filename if chosen else 'no compatible wheel'}")
     noted: set[str] = set()
+    said: set[str] = set()
     for verdict in choice.selection.verdicts:
         mark = f"#{verdict.rank}" if verdict.rank is not None else " x"
         click.echo(f"  {mark:>3}  {verdict.filename}")
@@ -204,10 +205,12 @@ def _echo_choice(choice: PackageChoice) -> None:
         toolkit = choice.toolkits.get(verdict.label or "")
         if toolkit is not None and toolkit.label not in noted:
             noted.add(toolkit.label)  # once per label, under its best wheel
+            said.update(toolkit.problems)
             for problem in toolkit.problems:
                 click.echo(f"        note: {problem}")
     for problem in choice.problems:
-        click.echo(f"  note: {problem}")
+        if problem not in said:  # the chosen wheel's, unless said under it already
+            click.echo(f"  note: {problem}")
     for skipped in choice.files.skipped:
         click.echo(f"    -  {skipped.filename}")
         click.echo(f"        skipped: {skipped.reason}")

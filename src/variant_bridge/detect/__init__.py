@@ -136,7 +136,8 @@ def detect_environment(
     else:
         wanted = target_platform or platform or host
         named = target_platform or platform
-        origin = "this machine" if wanted == host else f"declared targets for {wanted}"
+        measured = wanted == host and not strict
+        origin = "this machine" if measured else f"declared targets for {wanted}"
         read = _Read(
             Environment(
                 platform=wanted,

@@ -291,7 +291,8 @@ def _chosen_requirements(
     evaluated = evaluate_dependencies(
         metadata.requires_dist, ctx.markers, VariantValues.of(selected.variant)
     )
-    return metadata.requires_dist, evaluated.applying, evaluated.problems
+    problems = tuple(f"{selected.name}: {p}" for p in evaluated.problems)
+    return metadata.requires_dist, evaluated.applying, problems
 
 
 def _choose_one(
