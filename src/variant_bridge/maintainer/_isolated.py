@@ -3,39 +3,50 @@
 py-rattler 0.28 and py-rattler-build 0.73 can die at interpreter exit after their work is done
 (SIGSEGV or SIGABRT from ``PyGILState_Release`` while finalizing, shared/reference/maintainers.md
 §2.8). A command that renders recipes or reads packages in its own process would then exit 139
-after printing a correct answer. Here the work runs in a fresh (spawned) interpreter that sends
-its result back through a pipe *before* it exits: once the parent holds the result, the child's
-exit status no longer matters. A child that dies before answering is an error naming its signal.
+after printing a correct answer. Here the work runs in a fresh interpreter that writes its result
+to a pipe of its own *before* it exits: once the parent holds the whole result, the child's exit
+status no longer matters. A child that dies before answering is an error naming its signal.
+
+A plain ``python -c`` child is used rather than :mod:`multiprocessing`: a spawned child re-runs
+the caller's main script, which a library user's script need not guard.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import pickle
 import signal
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from variant_bridge.errors import ReleaseInputError, VariantBridgeError
+from variant_bridge.errors import ReleaseInputError
 
 __all__ = ["run_isolated"]
 
 T = TypeVar("T")
 
+_CHILD = """\
+import os, pickle, sys
+stream = os.fdopen(int(sys.argv[1]), "wb")
+sys.path[:] = pickle.loads(sys.stdin.buffer.read(int(sys.argv[2])))
+func, args = pickle.loads(sys.stdin.buffer.read())
+from variant_bridge.errors import VariantBridgeError
+try:
+    result = (True, func(*args))
+except VariantBridgeError as e:
+    result = (False, e)
+except Exception as e:  # its class may not unpickle in the parent: send it as text
+    result = (False, RuntimeError(f"{type(e).__name__}: {e}"))
+stream.write(pickle.dumps(result))
+stream.close()
+"""
 
-def _child(connection: Connection, func: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    try:
-        result: tuple[bool, Any] = (True, func(*args))
-    except VariantBridgeError as e:
-        result = (False, e)
-    except Exception as e:  # anything else crosses as text: its class may not unpickle
-        result = (False, RuntimeError(f"{type(e).__name__}: {e}"))
-    connection.send(result)
-    connection.close()
 
-
-def _status(code: int | None) -> str:
-    if code is not None and code < 0:
+def _status(code: int) -> str:
+    if code < 0:
         try:
             return f"signal {signal.Signals(-code).name}"
         except ValueError:
@@ -49,23 +60,36 @@ def run_isolated(func: Callable[..., T], *args: Any) -> T:
     *func* must be importable (a module-level function) and its arguments and result picklable.
 
     :raises VariantBridgeError: what *func* raised; :raises ReleaseInputError: the child died
-        before answering.
+        before answering (its signal and last line of output named).
     """
-    context = multiprocessing.get_context("spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, func, args), daemon=True)
-    process.start()
-    sender.close()
-    try:
-        ok, payload = receiver.recv()
-    except EOFError:
-        process.join()
-        raise ReleaseInputError(
-            f"the rattler worker died before answering ({_status(process.exitcode)})"
-        ) from None
-    finally:
-        receiver.close()
-    process.join()  # its exit status is ignored: the work is done (see the module docstring)
+    path = pickle.dumps(list(sys.path))
+    work = pickle.dumps((func, args))
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as log:
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, str(write_end), str(len(path))],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                pass_fds=(write_end,),
+            )
+        finally:
+            os.close(write_end)
+        with os.fdopen(read_end, "rb") as answers:
+            assert child.stdin is not None
+            child.stdin.write(path + work)
+            child.stdin.close()
+            answer = answers.read()
+        code = child.wait()  # ignored once answered: the work is done (module docstring)
+        if not answer:
+            log.seek(0)
+            lines = [line for line in log.read().decode(errors="replace").splitlines() if line]
+            last = f": {lines[-1].strip()}" if lines else ""
+            raise ReleaseInputError(
+                f"the rattler worker died before answering ({_status(code)}){last}"
+            )
+    ok, payload = pickle.loads(answer)
     if ok:
         return payload  # type: ignore[no-any-return]
     raise payload

@@ -251,6 +251,8 @@ def make_variant_lines(
 def shell_script(lines: Sequence[Sequence[str]], matrix: Matrix) -> str:
     """:func:`make_variant_lines` as a POSIX shell script (wheel globs left unquoted)."""
     out = ["#!/bin/sh", _HEADER.format(source=matrix.source).rstrip(), "set -eu"]
+    output = lines[-1][-1] if lines else "dist"  # generate-index-json -d OUTPUT
+    out.append(f"mkdir -p {shlex.quote(output)}")
     for words in lines:
         quoted = [
             w if "*" in w and i and words[i - 1] == "-f" else shlex.quote(w)
