@@ -23,7 +23,6 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.platform_tags import platform_needs
 from variant_bridge.properties import VariantDescription, VariantFeature
-from variant_bridge.translate import cuda
 from variant_bridge.translate.evidence import CudaVersion, EvidenceKind, ToolkitEvidence
 
 __all__ = [
@@ -46,10 +45,10 @@ _LABEL_CUDA = re.compile(r"cu(?:da)?(?P<dotted>[1-9][0-9]?\.[0-9]{1,2})?(?P<pack
 
 def parse_cuda(text: str) -> CudaVersion | None:
     """``12.8`` -> 12.8, ``12`` -> 12 (a major alone); anything else -> ``None``."""
-    shape = cuda.major_minor(text)
-    if shape is None or text.count(".") > 1:
+    match = re.fullmatch(r"([1-9][0-9]{0,2})(?:\.([0-9]{1,3}))?", text.strip())
+    if match is None:
         return None
-    return CudaVersion(shape[0], shape[1] if "." in text else None)
+    return CudaVersion(int(match[1]), int(match[2]) if match[2] is not None else None)
 
 
 def label_cuda(label: str) -> CudaVersion | None:

@@ -128,6 +128,7 @@ class _Check:
         self.findings: list[Finding] = []
         self.claims = {w.label: w.claim(tables) for w in wheels.variants}
         self.cuda_wheels = [w for w in wheels.variants if self.claims[w.label] is not None]
+        self.conda_minors = {b.cuda.key for b in conda.builds if b.cuda is not None}
 
     def add(self, level: Level, topic: Topic, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(level, topic, subject, message, fix or None))
@@ -168,6 +169,9 @@ class _Check:
         exact = [w for w in same if self.toolkit(w).minor == wanted.minor]
         if exact:
             return Pair(build, exact[0], True)
+        # A stand-in is a wheel whose own toolkit has no conda build (pytorch's 12.9 build and
+        # torch's cuda12.8): one that has its own is compared with that build only.
+        same = [w for w in same if self.toolkit(w).key not in self.conda_minors]
         below = [w for w in same if self.toolkit(w).key <= wanted.key]
         pool = below or same
         if not pool:

@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.cuda_archs import ArchLists
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer import conda_inputs
 from variant_bridge.maintainer.conda_side import RawBuild, conda_builds
 from variant_bridge.maintainer.wheel_side import WheelTarget, with_tags
@@ -88,7 +88,7 @@ def read_conda_side(request: CheckRequest, *, project: str | None = None) -> Con
     names = sorted({r.name for r in raws if r.name})
     return CondaSide(
         builds,
-        tuple(clip(str(p)) for p in request.conda),
+        tuple(str(p) for p in request.conda),
         names[0] if names else None,
         versions[0] if versions else None,
     )

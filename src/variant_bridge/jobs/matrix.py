@@ -26,7 +26,7 @@ from variant_bridge.build_matrix import (
 )
 from variant_bridge.build_order import BuildOrder, build_order
 from variant_bridge.cuda_archs import ArchLists
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer import outputs
 from variant_bridge.maintainer._toml import load_toml
 from variant_bridge.maintainer.conda_inputs import read_raw_builds
@@ -82,7 +82,7 @@ class MatrixResult:
 
 def _declared(path: Path) -> Matrix:
     data = load_toml(path)
-    where = clip(str(path))
+    where = str(path)
     tool = data.get("tool", {})
     table = tool.get("variant-bridge", {}).get("matrix") if isinstance(tool, dict) else None
     if table is None and path.name == "pyproject.toml":
@@ -121,7 +121,7 @@ def load_matrix(request: MatrixRequest) -> Matrix:
             lower_bound=request.lower_bound or "toolkit",
             name=request.project or (names[0] if len(names) == 1 else None),
             version=request.version or (versions[0] if len(versions) == 1 else None),
-            source=", ".join(clip(str(p)) for p in request.from_conda),
+            source=", ".join(str(p) for p in request.from_conda),
         )
     else:
         assert request.from_wheels is not None
@@ -201,13 +201,13 @@ def write_artifacts(result: MatrixResult, directory: Path, *, force: bool = Fals
         file before any is written).
     """
     if directory.exists() and not directory.is_dir():
-        raise ReleaseInputError(f"{clip(str(directory))}: not a folder")
+        raise ReleaseInputError(f"{directory!s}: not a folder")
     targets = [(directory / name, text) for name, text in result.artifacts.values()]
     if not force:
         for path, text in targets:
             if path.exists() and path.read_text(encoding="utf-8", errors="replace") != text:
                 raise ReleaseInputError(
-                    f"{clip(str(path))} exists with other content; pass --force to replace it"
+                    f"{path!s} exists with other content; pass --force to replace it"
                 )
     directory.mkdir(parents=True, exist_ok=True)
     for path, text in targets:

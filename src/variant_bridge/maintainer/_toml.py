@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 
 __all__ = ["load_toml"]
 
@@ -20,19 +20,19 @@ def load_toml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
-        raise ReleaseInputError(f"cannot read {clip(str(path))}: {reason or e}") from None
+        raise ReleaseInputError(f"cannot read {path!s}: {reason or e}") from None
     if sys.version_info >= (3, 11):
         import tomllib
 
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise ReleaseInputError(f"{clip(str(path))}: not TOML: {e}") from None
+            raise ReleaseInputError(f"{path!s}: not TOML: {e}") from None
     import tomlkit  # Python 3.10
     from tomlkit.exceptions import TOMLKitError
 
     try:
         data: dict[str, Any] = tomlkit.loads(text).unwrap()
     except TOMLKitError as e:
-        raise ReleaseInputError(f"{clip(str(path))}: not TOML: {e}") from None
+        raise ReleaseInputError(f"{path!s}: not TOML: {e}") from None
     return data

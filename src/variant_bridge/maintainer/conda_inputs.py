@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer._isolated import run_isolated
 from variant_bridge.maintainer.conda_side import RawBuild
 from variant_bridge.maintainer.packages import PACKAGE_SUFFIXES, find_packages, read_packages
@@ -37,7 +37,7 @@ def _rendered_files(folder: Path) -> list[Path]:
 
 def _config_builds(config: VariantConfigFile) -> list[RawBuild]:
     return [
-        RawBuild(f"{clip(config.path)}" + (f" (variant {i + 1})" if i else ""), variant)
+        RawBuild(f"{config.path}" + (f" (variant {i + 1})" if i else ""), variant)
         for i, variant in enumerate(config.variants())
     ]
 
@@ -72,7 +72,7 @@ def read_raw_builds(
     raws: list[RawBuild] = []
     for path in paths:
         if not path.exists():
-            raise ReleaseInputError(f"{clip(str(path))}: no such file or folder")
+            raise ReleaseInputError(f"{path!s}: no such file or folder")
         if path.is_dir():
             found = find_packages(path)
             rendered = _rendered_files(path)
@@ -83,7 +83,7 @@ def read_raw_builds(
                     raws += _config_builds(read_rendered_config(file))
             else:
                 raise ReleaseInputError(
-                    f"{clip(str(path))}: no conda packages and no .ci_support YAML files in it"
+                    f"{path!s}: no conda packages and no .ci_support YAML files in it"
                 )
         elif path.name.endswith(PACKAGE_SUFFIXES):
             packages.append(path)

@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import InvalidProperty, ReleaseInputError, clip
+from variant_bridge.errors import InvalidProperty, ReleaseInputError
 from variant_bridge.maintainer._toml import load_toml
 from variant_bridge.maintainer.wheel_side import WheelTarget, evidence_for
 from variant_bridge.properties import VariantDescription, VariantProperty
@@ -97,7 +97,7 @@ def read_declaration(path: Path, *, project: str | None = None) -> WheelSide:
 
     :raises ReleaseInputError: not TOML, no declaration, a malformed property or label.
     """
-    where = clip(str(path))
+    where = str(path)
     data = load_toml(path)
     try:
         if "variant_configs" in data:

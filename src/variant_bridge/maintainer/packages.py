@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer.conda_side import RawBuild
 from variant_bridge.maintainer.recipe import script_env
 from variant_bridge.maintainer.variant_config import STRUCTURAL_KEYS, first_line
@@ -62,7 +62,7 @@ def _variant(data: Any) -> dict[str, str]:
 async def _read_one(path: Path) -> RawBuild:
     from rattler.package_streaming import PackageArchive
 
-    where = clip(str(path))
+    where = str(path)
     try:
         archive = await PackageArchive.from_path(path)
         index = await archive.index_json()

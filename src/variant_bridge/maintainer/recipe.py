@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer.conda_side import RawBuild
 from variant_bridge.maintainer.variant_config import first_line, import_rattler_build
 
@@ -50,7 +50,7 @@ def render_recipe(recipe: Path, variant_files: Sequence[Path], *, platform: str)
         not parse or render (one line, naming the file).
     """
     rb = import_rattler_build("render a recipe")
-    where = clip(str(recipe))
+    where = str(recipe)
     if recipe.name == "meta.yaml":
         raise ReleaseInputError(
             f"{where}: conda-build (v0) recipes do not render here; pass the feedstock's "

@@ -106,7 +106,7 @@ def read_rendered_config(path: Path) -> VariantConfigFile:
     """
     import yaml
 
-    where = clip(str(path))
+    where = str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -172,7 +172,7 @@ def read_source_config(path: Path, *, platform: str) -> VariantConfigFile:
     :raises ReleaseInputError: py-rattler-build missing, or the file is not a variant config.
     """
     rattler_build = import_rattler_build("read a variants.yaml")
-    where = clip(str(path))
+    where = str(path)
     if not path.is_file():
         raise ReleaseInputError(f"{where}: no such variant configuration")
     try:

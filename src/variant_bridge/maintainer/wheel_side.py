@@ -26,7 +26,6 @@ from variant_bridge.errors import (
     InvalidMetadata,
     InvalidWheelFilename,
     ReleaseInputError,
-    clip,
     quote,
 )
 from variant_bridge.filenames import WheelFilename
@@ -96,8 +95,8 @@ def read_variants_file(path: Path) -> tuple[VariantMetadata, str | None, str | N
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise ReleaseInputError(f"cannot read {clip(str(path))}: {e.strerror or e}") from None
-    meta = read_variant_json(data, source=clip(str(path)))
+        raise ReleaseInputError(f"cannot read {path!s}: {e.strerror or e}") from None
+    meta = read_variant_json(data, source=str(path))
     name, _, version = path.name.removesuffix(_VARIANTS_SUFFIX).rpartition("-")
     return meta, (str(canonicalize_name(name)) if name else None), (version or None)
 
@@ -143,10 +142,10 @@ def _project_of(directory: Path) -> str:
         except InvalidWheelFilename:
             continue
     if not names:
-        raise ReleaseInputError(f"{clip(str(directory))}: no wheels in this directory")
+        raise ReleaseInputError(f"{directory!s}: no wheels in this directory")
     if len(names) > 1:
         raise ReleaseInputError(
-            f"{clip(str(directory))}: wheels of several projects ({', '.join(sorted(names))}); "
+            f"{directory!s}: wheels of several projects ({', '.join(sorted(names))}); "
             "name one with --project"
         )
     return names.pop()
@@ -223,16 +222,16 @@ def read_wheels(
     source: FindLinks | SimpleIndex
     if is_url:
         if project is None:
-            raise ReleaseInputError(f"{clip(location)}: an index URL needs --project NAME")
+            raise ReleaseInputError(f"{location}: an index URL needs --project NAME")
         source = SimpleIndex.parse(location, option="--wheels")
     else:
         directory = Path(location.removeprefix("file://"))
         if not directory.is_dir():
-            raise ReleaseInputError(f"{clip(location)}: no such wheels directory")
+            raise ReleaseInputError(f"{location}: no such wheels directory")
         project = project or _project_of(directory)
         source = FindLinks.parse(directory)
     listed = source.list_files(project) or []
-    chosen = _choose(_by_version(listed, project), version, clip(location))
+    chosen = _choose(_by_version(listed, project), version, location)
     release = _Release(_by_version(listed, project)[chosen], project, str(chosen), location)
     with contextlib.ExitStack() as stack:
         downloads = downloads or stack.enter_context(Downloads.temporary())
@@ -264,9 +263,9 @@ def _read_release(release: _Release, default: WheelTarget, downloads: Downloads)
     meta, problems = complete_metadata(candidates, meta, where, downloads)
     if problems:
         label, problem = next(iter(sorted(problems.items())))
-        raise ReleaseInputError(f"{clip(location)}: variant {label!r}: {problem}")
+        raise ReleaseInputError(f"{location}: variant {label!r}: {problem}")
     if meta is None:
-        raise ReleaseInputError(f"{clip(location)}: no variant wheels of {project} {version}")
+        raise ReleaseInputError(f"{location}: no variant wheels of {project} {version}")
     reader = CoreMetadataReader(downloads, download_wheels=True)
     variants = []
     for description in meta.variants:
@@ -283,5 +282,5 @@ def _read_release(release: _Release, default: WheelTarget, downloads: Downloads)
         variants.append(WheelVariant(description, evidence, wheels))
     unknown = sorted({c.label or "" for c in candidates} - {v.label for v in variants})
     if unknown:
-        raise ReleaseInputError(f"{clip(location)}: no variant metadata for labels {unknown}")
+        raise ReleaseInputError(f"{location}: no variant metadata for labels {unknown}")
     return WheelSide(tuple(variants), tuple(where) or (location,), project, version, True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer.declarations import is_declaration, read_declaration
 from variant_bridge.maintainer.wheel_side import WheelTarget, read_variants_file, read_wheels
 from variant_bridge.release import WheelSide, WheelVariant
@@ -32,12 +32,12 @@ def read_wheel_side(
     if path.name.endswith("-variants.json") and path.is_file():
         meta, name, file_version = read_variants_file(path)
         variants = tuple(WheelVariant(d) for d in meta.variants)
-        return WheelSide(variants, (clip(str(path)),), name, file_version)
+        return WheelSide(variants, (str(path),), name, file_version)
     if is_declaration(path):
         return read_declaration(path, project=project)
     if not path.exists():
-        raise ReleaseInputError(f"{clip(location)}: no such file or folder")
+        raise ReleaseInputError(f"{location}: no such file or folder")
     raise ReleaseInputError(
-        f"{clip(location)}: expected a wheels folder, an index URL, a *-variants.json or a "
+        f"{location}: expected a wheels folder, an index URL, a *-variants.json or a "
         "declaration (variant-repack TOML, pyproject.toml with scikit-build overrides)"
     )
