@@ -261,8 +261,11 @@ def _pythons(value: object, where: str) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     out = []
     for item in items:
-        if not re.fullmatch(r"3\.[0-9]{1,2}", str(item)):
-            raise ReleaseInputError(f"{where}: python {quote(str(item))} is no version like 3.12")
+        if not re.fullmatch(r"3\.[0-9]{1,2}(?:\.\*)?(?:\s+\S+)?", str(item)):
+            raise ReleaseInputError(
+                f"{where}: python {quote(str(item))} is no version like 3.12 (or a conda "
+                "python variant like '3.12.* *_cpython')"
+            )
         out.append(str(item))
     return tuple(out)
 
@@ -376,7 +379,7 @@ def matrix_from_conda(
         raise ReleaseInputError(f"{source}: no conda builds")
     extras = [{k: v for k, v in b.variant.items() if k not in MAPPED_KEYS} for b in builds]
     common = {k: v for k, v in extras[0].items() if all(e.get(k) == v for e in extras)}
-    pythons = {b.python for b in builds}
+    pythons = {b.python_specs for b in builds}
     shared_python = next(iter(pythons)) if len(pythons) == 1 else ()
     rows = []
     for build, extra in zip(builds, extras, strict=True):
@@ -390,7 +393,7 @@ def matrix_from_conda(
             archs=build.archs if build.cuda is not None else None,
             x86_64_level=build.microarch_level,
             glibc=build.glibc,
-            python=() if shared_python else build.python,
+            python=() if shared_python else build.python_specs,
             conda=MappingProxyType({k: v for k, v in extra.items() if k not in common}),
         )
         rows.append(replace(row, label=default_label(row)))

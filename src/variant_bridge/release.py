@@ -110,6 +110,8 @@ class CondaBuild:
     arch_source: str | None = None
     build_number: int | None = None
     build_string: str | None = None
+    python_specs: tuple[str, ...] = ()
+    """The ``python`` variant values as written (``3.12.* *_cpython``)."""
 
     @property
     def is_cpu(self) -> bool:
@@ -196,12 +198,14 @@ class WheelVariant:
         if strongest is not None and strongest.kind is EvidenceKind.PINNED_COMPONENT:
             return ToolkitClaim(strongest.cuda, ClaimSource.PINS, strongest.text)
         said = label_cuda(self.label)
-        if said is not None:
+        if said is not None and said.minor is not None:
             return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
         bound = self.lower_bound(tables)
-        if bound is not None:
+        if bound is not None and (said is None or said.major == bound.major):
             text = f"declares cuda_version_lower_bound {bound}"
             return ToolkitClaim(bound, ClaimSource.LOWER_BOUND, text)
+        if said is not None:  # ``cu12``: a major alone
+            return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
         return None
 
     def glibc(self, platform: str) -> tuple[int, int] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from variant_bridge.cuda_archs import ArchLists, ArchSet, parse_arch_list
@@ -130,6 +130,7 @@ def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
         arch_source=source,
         build_number=raw.build_number,
         build_string=raw.build_string,
+        python_specs=(python,) if python else (),
     )
 
 
@@ -143,12 +144,11 @@ def _merge_python(builds: Iterable[CondaBuild]) -> list[CondaBuild]:
         if known is None:
             merged[key] = build
             continue
-        pythons = tuple(dict.fromkeys(known.python + build.python))
-        merged[key] = CondaBuild(
-            known.where, known.variant, known.platform, known.cuda, known.glibc,
-            known.microarch_level, pythons, known.archs, known.arch_source,
-            known.build_number, known.build_string,
-        )  # fmt: skip
+        merged[key] = replace(
+            known,
+            python=tuple(dict.fromkeys(known.python + build.python)),
+            python_specs=tuple(dict.fromkeys(known.python_specs + build.python_specs)),
+        )
     return list(merged.values())
 
 

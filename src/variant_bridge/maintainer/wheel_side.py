@@ -157,9 +157,15 @@ def _by_version(files: Iterable[IndexFile], project: str) -> dict[Version, list[
         name = file.filename
         try:
             if name.endswith(".whl"):
-                version = WheelFilename.parse(name).parsed_version
+                wheel = WheelFilename.parse(name)
+                if wheel.project != project:
+                    continue  # a flat folder or page holds other projects too
+                version = wheel.parsed_version
             elif name.endswith(_VARIANTS_SUFFIX):
-                version = Version(name.removesuffix(_VARIANTS_SUFFIX).rpartition("-")[2])
+                stem, _, text = name.removesuffix(_VARIANTS_SUFFIX).rpartition("-")
+                if canonicalize_name(stem) != project:
+                    continue
+                version = Version(text)
             else:
                 continue
         except (InvalidWheelFilename, InvalidVersion):
@@ -230,9 +236,10 @@ def read_wheels(
             raise ReleaseInputError(f"{location}: no such wheels directory")
         project = project or _project_of(directory)
         source = FindLinks.parse(directory)
-    listed = source.list_files(project) or []
-    chosen = _choose(_by_version(listed, project), version, location)
-    release = _Release(_by_version(listed, project)[chosen], project, str(chosen), location)
+    project = str(canonicalize_name(project))
+    by_version = _by_version(source.list_files(project) or [], project)
+    chosen = _choose(by_version, version, location)
+    release = _Release(by_version[chosen], project, str(chosen), location)
     with contextlib.ExitStack() as stack:
         downloads = downloads or stack.enter_context(Downloads.temporary())
         return release.read(default or WheelTarget(), downloads)
