@@ -80,7 +80,9 @@ def problems(report: CheckReport) -> set[tuple[Topic, str]]:
 def test_the_conda_packages_carry_the_matrix(demo: Demo) -> None:
     found = {}
     for package in demo.packages:
-        match = re.fullmatch(r"vbdemo-1\.0\.0-(cpu|cuda\d+)_h[0-9a-f]{7}_(\d+)\.conda", package.name)
+        match = re.fullmatch(
+            r"vbdemo-1\.0\.0-(cpu|cuda\d+)_h[0-9a-f]{7}_(\d+)\.conda", package.name
+        )
         assert match is not None, package.name
         found[match[1]] = int(match[2])
     # per-minor offsets: no two CUDA minors tie, the newest toolkit has the highest number
