@@ -72,7 +72,10 @@ def main() -> None:
     start_up = best(repeat, lambda: subprocess.run(version, capture_output=True, check=True))
     print(f"baseline: cold `variant-bridge --version`: {start_up * 1000:.0f} ms")
     for release in ("2.10.0", "2.13.0"):
-        cold = best(repeat, lambda r=release: subprocess.run(command(r), capture_output=True))
+        # exit status 1: torch 2.10's CUDA 13 wheels have no conda build (an ERROR finding)
+        cold = best(
+            repeat, lambda r=release: subprocess.run(command(r), capture_output=True, check=False)
+        )
         request = CheckRequest(
             conda=(CORPUS / FOLDERS[release],),
             wheels=str(WHEELS),
