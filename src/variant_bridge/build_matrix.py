@@ -365,6 +365,18 @@ def _unique_labels(builds: Sequence[MatrixBuild]) -> tuple[MatrixBuild, ...]:
     return tuple(replace(b, label=renamed.get(id(b), b.label)) for b in builds)
 
 
+def _filled(extras: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Rendered variants keep only the keys a build uses (a CPU build has no ``cuda_compiler``):
+    a key some builds lack gets the value the others share, else an empty one."""
+    keys = list(dict.fromkeys(k for extra in extras for k in extra))
+    for key in keys:
+        values = {extra[key] for extra in extras if key in extra}
+        fill = next(iter(values)) if len(values) == 1 else ""
+        for extra in extras:
+            extra.setdefault(key, fill)
+    return extras
+
+
 def matrix_from_conda(
     builds: Sequence[CondaBuild],
     *,
@@ -377,7 +389,7 @@ def matrix_from_conda(
     does not read kept as they are (those the same everywhere at the matrix level)."""
     if not builds:
         raise ReleaseInputError(f"{source}: no conda builds")
-    extras = [{k: v for k, v in b.variant.items() if k not in MAPPED_KEYS} for b in builds]
+    extras = _filled([{k: v for k, v in b.variant.items() if k not in MAPPED_KEYS} for b in builds])
     common = {k: v for k, v in extras[0].items() if all(e.get(k) == v for e in extras)}
     pythons = {b.python_specs for b in builds}
     shared_python = next(iter(pythons)) if len(pythons) == 1 else ()

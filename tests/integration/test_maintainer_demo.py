@@ -174,3 +174,18 @@ def test_make_variant_refuses_what_the_plugins_do_not_know(demo: Demo, tmp_path:
             PLATFORMS["cu126"],
             "nvidia :: cuda_version_lower_bound :: 10.2",
         )
+
+
+@pytest.mark.parametrize("source", ["channel", "recipe/recipe.yaml"])
+def test_the_matrix_read_back_from_the_conda_side_is_the_declared_one(
+    demo: Demo, source: str
+) -> None:
+    import yaml
+
+    declared = yaml.safe_load((demo.project / "generated" / "variants.yaml").read_text())
+    done = variant_bridge(
+        "matrix", "--from-conda", source, "--project", "vbdemo", "--emit", "variants-yaml",
+        cwd=demo.project,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout) == declared

@@ -8,17 +8,16 @@ reading a ``variants.yaml`` or built packages) runs in a child process (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer import conda_inputs
-from variant_bridge.maintainer.conda_side import RawBuild, conda_builds
+from variant_bridge.maintainer.conda_inputs import one_package
+from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheel_side import WheelTarget, with_tags
 from variant_bridge.maintainer.wheels import read_wheel_side
 from variant_bridge.release import CondaSide, WheelSide
@@ -50,33 +49,13 @@ class CheckRequest:
     platform: str = "linux-64"
 
 
-def _one_name(raws: Sequence[RawBuild], wanted: str | None, project: str | None) -> list[RawBuild]:
-    """The packages of the release: all of one name (``--conda-name``, else the only name
-    among them, else the wheels' project name)."""
-    names = sorted({r.name for r in raws if r.name})
-    if wanted is not None:
-        kept = [r for r in raws if r.name is None or r.name == wanted]
-        if not kept:
-            raise ReleaseInputError(
-                f"no conda package named {wanted!r} (found {', '.join(names) or 'none'})"
-            )
-        return kept
-    if len(names) <= 1:
-        return list(raws)
-    if project is not None and str(canonicalize_name(project)) in names:
-        return [r for r in raws if r.name in (None, str(canonicalize_name(project)))]
-    raise ReleaseInputError(
-        f"conda packages of several names ({', '.join(names)}): name one with --conda-name"
-    )
-
-
 def read_conda_side(request: CheckRequest, *, project: str | None = None) -> CondaSide:
     """:raises ReleaseInputError, InvalidArchList: an input that cannot be read."""
     if not request.conda:
         raise ReleaseInputError("no conda side given: pass --conda PATH")
     arch_lists = ArchLists.parse(request.arch_lists)
     raws = conda_inputs.read_raw_builds(request.conda, request.variants, request.platform)
-    raws = _one_name(raws, request.conda_name, project)
+    raws = one_package(raws, request.conda_name, project)
     builds = conda_builds(raws, arch_lists=arch_lists, platform=request.platform)
     if not builds:
         raise ReleaseInputError("the conda side has no builds")

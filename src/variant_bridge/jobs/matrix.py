@@ -29,7 +29,7 @@ from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer import outputs
 from variant_bridge.maintainer._toml import load_toml
-from variant_bridge.maintainer.conda_inputs import read_raw_builds
+from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheels import read_wheel_side
 
@@ -110,7 +110,9 @@ def load_matrix(request: MatrixRequest) -> Matrix:
     if request.declaration is not None:
         matrix = _declared(request.declaration)
     elif request.from_conda:
-        raws = read_raw_builds(request.from_conda, (), request.platform)
+        raws = one_package(
+            read_raw_builds(request.from_conda, (), request.platform), None, request.project
+        )
         builds = conda_builds(
             raws, arch_lists=ArchLists.parse(request.arch_lists), platform=request.platform
         )

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer._isolated import run_isolated
 from variant_bridge.maintainer.conda_side import RawBuild
@@ -96,3 +98,26 @@ def read_raw_builds(
     if recipes or sources or packages:
         raws += run_isolated(read_rattler_inputs, recipes, sources, packages, platform)
     return raws
+
+
+def one_package(
+    raws: Sequence[RawBuild], wanted: str | None, project: str | None
+) -> list[RawBuild]:
+    """The packages of the release: all of one name (``--conda-name``, else the only name
+    among them, else the wheels' project name)."""
+    names = sorted({r.name for r in raws if r.name})
+    if wanted is not None:
+        kept = [r for r in raws if r.name is None or r.name == wanted]
+        if not kept:
+            raise ReleaseInputError(
+                f"no conda package named {wanted!r} (found {', '.join(names) or 'none'})"
+            )
+        return kept
+    if len(names) <= 1:
+        return list(raws)
+    if project is not None and str(canonicalize_name(project)) in names:
+        return [r for r in raws if r.name in (None, str(canonicalize_name(project)))]
+    raise ReleaseInputError(
+        f"conda packages of several names ({', '.join(names)}): name the release's package "
+        "(check --conda-name, matrix --project)"
+    )

@@ -113,14 +113,15 @@ def _archs(
 
 
 def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
-    variant = raw.variant
+    # rattler-build records the virtual packages a recipe names (``__cuda: __cuda``): not keys
+    variant = {k: v for k, v in raw.variant.items() if not k.startswith("__")}
     platform = variant.get("target_platform") or raw.platform or platform
     cuda = _cuda(variant, raw.where)
     archs, source = _archs(raw, cuda, arch_lists)
     python = variant.get(PYTHON_KEY)
     return CondaBuild(
         where=raw.where,
-        variant=MappingProxyType(dict(variant)),
+        variant=MappingProxyType(variant),
         platform=platform,
         cuda=cuda,
         glibc=_glibc(variant, platform, raw.where),
