@@ -27,6 +27,28 @@ def _clean_detection_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def _find_corpus() -> Path | None:
+    # CI checks shared/ out beside the repository; a git worktree sits deeper, so look upwards.
+    root = Path(__file__).resolve().parents[1]
+    for parent in (root, *root.parents):
+        candidate = parent / "shared" / "corpus"
+        if candidate.is_dir() and parent != root:
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The real-world corpus (``../shared/corpus`` beside the checkout)."""
+    found = _find_corpus()
+    if found is None:
+        pytest.fail(
+            "the real-world corpus is missing: expected shared/corpus beside the repository "
+            f"(looked upwards from {Path(__file__).resolve().parents[1]})"
+        )
+    return found
+
+
 @pytest.fixture(scope="session")
 def cuda_channel(tmp_path_factory: pytest.TempPathFactory) -> Channel:
     """A local channel with cuda-version 11.8 .. 13.0, components, microarch levels and python."""

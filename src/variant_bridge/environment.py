@@ -182,6 +182,11 @@ class Environment:
     notes: tuple[str, ...] = field(default=())
     prefix: str | None = None
     """The conda prefix that was read (``--prefix`` or ``$CONDA_PREFIX``), as a path."""
+    platform_source: Source = Source.DETECTED
+    """Where :attr:`platform` came from (``--target``/``--platform``, conda-meta, pixi.lock, or
+    this machine's)."""
+    python_source: Source | None = None
+    """Where :attr:`python` came from; ``None`` when it is unknown."""
 
     def virtual_package(self, name: str) -> VirtualPackage | None:
         """The virtual package called *name* (``__cuda``), or ``None`` when absent."""

@@ -22,6 +22,7 @@ __all__ = [
     "InvalidWheelFilename",
     "MappingTableError",
     "NotRegularFileError",
+    "RequirementError",
     "SelectionError",
     "VariantBridgeError",
     "clip",
@@ -70,6 +71,10 @@ class MappingTableError(VariantBridgeError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = tuple(problems)
         super().__init__("; ".join(problems))
+
+
+class RequirementError(VariantBridgeError, ValueError):
+    """A ``Requires-Dist`` line, or its marker, cannot be parsed or evaluated for the target."""
 
 
 class InvalidTarget(VariantBridgeError, ValueError):

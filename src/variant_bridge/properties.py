@@ -22,6 +22,7 @@ from variant_bridge.errors import InvalidProperty, quote
 
 __all__ = [
     "LABEL_RE",
+    "LEGACY_NULL_LABEL",
     "NULL_LABEL",
     "VariantDescription",
     "VariantFeature",
@@ -37,6 +38,12 @@ def _q(value: object) -> str:
 
 NULL_LABEL = "null"
 """The label reserved for the null variant: no properties, always compatible."""
+
+LEGACY_NULL_LABEL = "00000000"
+"""variantlib's null label before 2025-08, still used by the real index (torch 2.8.0,
+torchvision 0.23.0): a variant with no properties under it IS the null variant."""
+
+_NULL_LABELS = frozenset({NULL_LABEL, LEGACY_NULL_LABEL})
 
 HASH_LENGTH = 8
 
@@ -169,7 +176,7 @@ class VariantDescription:
                 "variant properties must be sorted and unique; build with VariantDescription.of()"
             )
         validate_label(self.label)
-        if not props and self.label != NULL_LABEL:
+        if not props and self.label not in _NULL_LABELS:
             raise InvalidProperty(
                 f"the null variant (no properties) must use the label {NULL_LABEL!r}, "
                 f"not {self.label!r}"

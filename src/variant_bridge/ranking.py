@@ -44,6 +44,8 @@ from variant_bridge.translate.supported import SupportedFeature, SupportedProper
 __all__ = [
     "Assessment",
     "Explain",
+    "Judge",
+    "Judgement",
     "Priorities",
     "RankedVariant",
     "VariantRanker",
@@ -51,6 +53,19 @@ __all__ = [
 
 Explain = Callable[[VariantProperty], "str | None"]
 """Says in the caller's terms why one property is unsupported (``None``: use the generic text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A caller's own verdict on a variant its properties allow (the toolkit evidence, §8)."""
+
+    reason: str
+    """Said after the matched properties, or instead of them when not :attr:`compatible`."""
+    compatible: bool = True
+
+
+Judge = Callable[[VariantDescription], "Judgement | None"]
+"""Judges a non-null variant beyond its properties (``None``: nothing to add)."""
 
 FeaturePriorities = Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]
 PropertyPriorities = Sequence[tuple[str, str, Sequence[str]]]
@@ -216,6 +231,8 @@ class VariantRanker:
     :param priorities: the package's own priorities (:meth:`Priorities.of` its metadata).
     :param explain: says in the caller's terms why a property is unsupported; falls back to the
         generic text when it returns ``None`` or ``""``.
+    :param judge: a further rule for variants whose properties are supported: it may refuse
+        one (with its reason) or add to why it is accepted.
     """
 
     __slots__ = (
@@ -223,6 +240,7 @@ class VariantRanker:
         "_by_index",
         "_explain",
         "_features",
+        "_judge",
         "_namespaces",
         "_texts",
         "supported",
@@ -234,10 +252,12 @@ class VariantRanker:
         priorities: Priorities = Priorities(),
         *,
         explain: Explain | None = None,
+        judge: Judge | None = None,
     ) -> None:
         supported = _with_static(supported, priorities.providers)
         self.supported = supported
         self._explain = explain
+        self._judge = judge
         features = priorities.features
         feature_first = dict(features.items() if isinstance(features, Mapping) else features)
         value_first = {(ns, feature): values for ns, feature, values in priorities.properties}
@@ -277,6 +297,18 @@ class VariantRanker:
         return assessment
 
     def _assess(self, description: VariantDescription) -> Assessment:
+        assessment = self._assess_properties(description)
+        if self._judge is None or assessment.key is None or description.is_null:
+            return assessment
+        judgement = self._judge(description)
+        if judgement is None:
+            return assessment
+        if not judgement.compatible:
+            return Assessment(description, None, judgement.reason, ())
+        detail = f"{assessment.detail}; {judgement.reason}"
+        return Assessment(description, assessment.key, detail, assessment.matched)
+
+    def _assess_properties(self, description: VariantDescription) -> Assessment:
         if description.is_null:
             return Assessment(description, (_PREFIX_LOSES,), "", ())
         features = self._features

@@ -17,11 +17,13 @@ from variant_bridge.errors import InvalidTarget, quote
 
 __all__ = [
     "KNOWN_PLATFORMS",
+    "TOOLKIT_SHAPE",
     "VERSION_SHAPES",
     "VersionShape",
     "applies_to",
     "check_platform",
     "did_you_mean",
+    "impossible_toolkit",
     "microarchitecture_problem",
     "not_on_platform",
 ]
@@ -96,6 +98,26 @@ VERSION_SHAPES: dict[str, VersionShape] = {
 }
 """Version shapes of the virtual packages whose version is a fact (``__archspec`` carries its
 fact in the build: an archspec name)."""
+
+TOOLKIT_SHAPE = VersionShape(_version("{1,2}"), "a CUDA toolkit version like 12.6", "toolkit")
+"""``cuda-version`` is ``X.Y``; ``cudatoolkit`` (CUDA <= 11) may add a patch: ``11.8.0``."""
+
+
+def impossible_toolkit(package: str, version: str, cuda: str | None) -> str | None:
+    """Why conda could not have solved toolkit *package* *version* beside ``__cuda`` *cuda*, or
+    ``None``: conda-forge's ``cuda-version X.Y`` (and ``cudatoolkit X.Y``) constrains
+    ``__cuda >=X``, so a driver of an older major excludes it. No ``__cuda`` excludes nothing
+    (a constraint, not a dependency: a CPU machine may hold a toolkit)."""
+    if cuda is None or not TOOLKIT_SHAPE.matches(version):
+        return None
+    major = int(version.split(".", maxsplit=1)[0])
+    driver = cuda.split(".")
+    if not driver[0].isascii() or not driver[0].isdigit() or int(driver[0]) >= major:
+        return None
+    return (
+        f"{package} {version} constrains __cuda >={major}, so conda could not have solved it "
+        f"beside __cuda={cuda}"
+    )
 
 
 def applies_to(name: str, platform: str) -> bool:

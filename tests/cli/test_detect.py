@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from tests.worlds.prefix import (
     solve,
     variant_json,
 )
+from tests.worlds.torch_index import declared_lines, real_document
 from tests.worlds.wheels import make_wheel
 
 HERE = str(Path(__file__).parent)
@@ -35,8 +37,9 @@ TARGETS = (
     "-t", "cuda=12.8", "-t", "cuda_arch=9.0", "-t", "archspec=haswell", "-t", "glibc=2.28",
 )  # fmt: skip
 JSON_KEYS = {
-    "origin", "platform", "python", "policy", "virtual_packages", "toolkit", "supported",
-    "sources", "unsupported", "variant_wheels", "notes",
+    "origin", "platform", "platform_source", "python", "python_source", "policy",
+    "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels",
+    "notes",
 }  # fmt: skip
 
 
@@ -315,9 +318,13 @@ def test_prefix_toolkit_policy(cli: Cli, world: PrefixWorld) -> None:
             "label": "cu126",
             "properties": ["nvidia :: cuda_version_lower_bound :: 12.6"],
             "location": data["variant_wheels"][0]["location"],
+            "toolkit": data["variant_wheels"][0]["toolkit"],
         }
     ]
     assert data["variant_wheels"][0]["location"].endswith("tinyvar-0.1.0.dist-info")
+    toolkit = data["variant_wheels"][0]["toolkit"]
+    assert (toolkit["cuda"], toolkit["refused"]) == ("12.6", None)  # it fits the prefix
+    assert toolkit["summary"].startswith("toolkit CUDA 12.6 or newer")
 
 
 @pytest.mark.slow
@@ -371,7 +378,10 @@ def test_target_help_lists_every_key(cli: Cli) -> None:
     help_text = " ".join(result.stdout.split())
     keys = help_text.partition("KEY: ")[2].partition(" (e.g.")[0]
     # `platform` was documented in docs/cli.md but missing from --help.
-    assert keys == "cuda, cuda_arch, archspec, glibc, linux, osx, win, python, platform"
+    assert keys == (
+        "cuda, cuda_arch, archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, "
+        "platform"
+    )
 
 
 @pytest.mark.slow
@@ -405,6 +415,7 @@ def test_lockfile_lists_locked_variant_wheels(cli: Cli, tmp_path: Path) -> None:
             "label": "cu129",
             "properties": None,
             "location": remote,
+            "toolkit": None,  # its properties are unknown: nothing to judge
         },
         {
             "name": "tinyvar",
@@ -412,8 +423,10 @@ def test_lockfile_lists_locked_variant_wheels(cli: Cli, tmp_path: Path) -> None:
             "label": "cu126",
             "properties": ["nvidia :: cuda_version_lower_bound :: 12.6"],
             "location": str(wheel),
+            "toolkit": data["variant_wheels"][1]["toolkit"],
         },
     ]
+    assert data["variant_wheels"][1]["toolkit"]["cuda"] == "12.6"
     assert any(
         "on an index, properties unknown: remotevar==1.0 [cu129]" in n for n in data["notes"]
     )
@@ -445,3 +458,28 @@ def test_console_script_bad_override_exits_1() -> None:
     assert proc.stdout == ""
     assert proc.stderr.startswith("error: CONDA_OVERRIDE_CUDA_ARCH='sm90'")
     assert proc.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_an_installed_build_of_a_newer_toolkit_is_a_warning(
+    cli: Cli, corpus: Path, prefix_126: Path, tmp_path: Path
+) -> None:
+    """torch cuda12.8 (its real variant entry, its declared pins) installed beside conda's CUDA
+    12.6: detect says what its own pins say, and that it does not fit."""
+    prefix = tmp_path / "env"
+    shutil.copytree(prefix_126, prefix, symlinks=True)
+    document = real_document(corpus)
+    variant = {**document, "variants": {"cuda12.8": document["variants"]["cuda12.8"]}}
+    site = site_packages(prefix)
+    add_dist_info(site, "torch", "2.9.0", requires=declared_lines(corpus), variant=variant)
+    data = detect_json(cli, "--prefix", str(prefix), "-t", "cuda=12.9", "-t", "cuda_arch=9.0")
+    (torch,) = [w for w in data["variant_wheels"] if w["name"] == "torch"]
+    assert torch["toolkit"]["cuda"] == "12.8"
+    refused = (
+        "cuda12.8 pins nvidia-cublas 12.8.4.1 (conda: libcublas, CUDA 12.8) but the prefix's "
+        "toolkit is cuda-version 12.6"
+    )
+    assert torch["toolkit"]["refused"] == refused
+    assert f"warning: installed torch==2.9.0 [cuda12.8]: {refused}" in data["notes"]
+    text = cli("detect", "--prefix", str(prefix), "-t", "cuda=12.9", "-t", "cuda_arch=9.0")
+    assert "toolkit CUDA 12.8: pins nvidia-cublas 12.8.4.1" in text.stdout

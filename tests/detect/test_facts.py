@@ -104,7 +104,7 @@ def test_parse_targets_accepts_a_mapping() -> None:
             ["cudaa=12.8"],
             (
                 "--target 'cudaa': unknown key; expected one of cuda, cuda_arch, archspec, glibc, "
-                "linux, osx, win, platform, python (did you mean 'cuda'?)"
+                "linux, osx, win, cuda_version, cudatoolkit, platform, python (did you mean 'cuda'?)"
             ),
         ),
         (  # a contradiction must not silently keep one
@@ -150,6 +150,8 @@ def test_target_keys_are_documented_order() -> None:
         "linux",
         "osx",
         "win",
+        "cuda_version",
+        "cudatoolkit",
         "platform",
         "python",
     )

@@ -140,7 +140,7 @@ def test_rich_platform_of_another_os(world: LockWorld, platform: str) -> None:
     }
 
 
-def test_lock_declarations_for_this_machine_are_noted(
+def test_lock_declarations_describe_the_platform_even_on_this_machine(
     cuda_channel: Channel, tmp_path: Path
 ) -> None:
     host = host_platform()
@@ -149,10 +149,14 @@ def test_lock_declarations_for_this_machine_are_noted(
         tmp_path / "pixi.lock",
         {"default": [LockedPlatform("gpu", records, subdir=host, virtual_packages=["__cuda=12"])]},
     )
-    env = detect_environment(lockfile=lock, env={"CONDA_OVERRIDE_CUDA": ""})
+    env = detect_environment(lockfile=lock, env={})
     assert env.origin == "pixi.lock default/gpu"
-    assert env.cuda is None  # measured (here: declared absent), not taken from the lock
-    assert "the lock declares __cuda=12=0; this machine's detection is used instead" in env.notes
+    assert env.cuda is not None
+    assert (env.cuda.version, env.cuda.source) == ("12", Source.LOCKFILE)  # not measured here
+    assert all(vp.source != Source.DETECTED for vp in env.virtual_packages)
+    # Overrides still win over what the lock declares, as over detection.
+    overridden = detect_environment(lockfile=lock, env={"CONDA_OVERRIDE_CUDA": ""})
+    assert overridden.cuda is None
 
 
 def test_targets_beat_lock_declarations(world: LockWorld) -> None:

@@ -81,7 +81,7 @@ def test_applies_to(name: str, platform: str, expected: bool) -> None:
         ),
         ("osx-arm64", ["__archspec=1=m1", "__osx=13.0=0", "__unix=0=0"]),  # Apple silicon
         ("osx-64", ["__archspec=1=x86_64", "__osx=13.0=0", "__unix=0=0"]),  # Intel mac
-        ("win-64", ["__archspec=1=x86_64"]),  # Windows declares no __win by default (pixi)
+        ("win-64", ["__archspec=1=x86_64", "__win=10.0=0"]),  # pixi writes __win=10.0 (v7 locks)
     ],
 )
 def test_platform_defaults(platform: str, expected: list[str]) -> None:

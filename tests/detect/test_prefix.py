@@ -281,7 +281,8 @@ def test_windows_prefix_reads_lib_site_packages(make_prefix: MakePrefix) -> None
     if host_platform() != "win-64":  # another OS's prefix: nothing is read from this machine
         env = detect_environment(prefix=prefix, env={})
         assert [(str(vp), vp.source) for vp in env.virtual_packages] == [
-            ("__archspec=1=x86_64", Source.PLATFORM_DEFAULT)
+            ("__archspec=1=x86_64", Source.PLATFORM_DEFAULT),
+            ("__win=10.0=0", Source.PLATFORM_DEFAULT),
         ]
 
 

@@ -196,17 +196,31 @@ def test_a_corrupt_wheel_of_the_chosen_version_is_an_error(tmp_path: Path) -> No
         choose(["gpupkg"], env=_env("12.9"), python=PY, find_links=[tmp_path])
 
 
-def test_remote_requirements_are_read_from_the_downloaded_wheel(
+def test_remote_requirements_are_read_with_range_requests(
     wheels: Path, index: IndexServer, tmp_path: Path
 ) -> None:
     cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
     env = _env("12.9", "12.6", cublas)
-    (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
-    assert without.requirements is None  # no PEP 658 metadata and no download allowed
-    assert choice_json(without)["requirements_checked"] is False  # so no clean bill in --json
-    (with_download,) = choose(
-        ["gpupkg"], env=env, python=PY, index_urls=[index.url], downloads=Downloads(tmp_path)
-    )
+    index.requests.clear()
+    (ranged,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
+    assert [d.conda for d in ranged.duplicates] == ["libcublas"]
+    wheel_requests = [r for r in index.requests if r.path.endswith(".whl")]
+    assert wheel_requests
+    assert all(r.status == 206 for r in wheel_requests)  # parts of it, never the whole wheel
+
+
+def test_remote_requirements_from_a_server_without_ranges_need_the_download(
+    wheels: Path, index: IndexServer, tmp_path: Path
+) -> None:
+    cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
+    env = _env("12.9", "12.6", cublas)
+    with index.configured(ranges=False):
+        (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
+        assert without.requirements is None  # no PEP 658 file, no ranges, no download allowed
+        assert choice_json(without)["requirements_checked"] is False  # no clean bill in --json
+        (with_download,) = choose(
+            ["gpupkg"], env=env, python=PY, index_urls=[index.url], downloads=Downloads(tmp_path)
+        )
     assert [d.conda for d in with_download.duplicates] == ["libcublas"]
     assert (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").is_file()  # install reuses it
 

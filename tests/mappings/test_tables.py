@@ -88,7 +88,7 @@ def test_override_variables_pair_both_worlds(
     ("pypi", "conda", "cuda_major", "requires", "build"),
     [
         ("nvidia-cublas-cu12", "libcublas", 12, (), None),  # CUDA 12 name lost
-        ("nvidia-cublas", "libcublas", 13, (), None),  # CUDA 13 dropped the -cuXX suffix
+        ("nvidia-cublas", "libcublas", None, (), None),  # unsuffixed: any major (variant index)
         ("nvidia-cudnn-cu13", "libcudnn", 13, (), None),  # cuDNN keeps the suffix on 13
         ("nvidia-cuda-runtime-cu12", "cuda-cudart", 12, (), None),  # cudart name differs
         ("Nvidia_NCCL-cu12", "nccl", 12, (), None),  # PyPI spellings not normalised
@@ -257,7 +257,7 @@ BROKEN: list[tuple[Edit, str]] = [
     ),
     (
         _set("names.yaml", "packages/2/pypi", {"twelve": "nvidia-cufft-cu12"}),
-        "names.yaml: packages[2].pypi.twelve: expected a CUDA major (an integer) as key",
+        "names.yaml: packages[2].pypi.twelve: expected a CUDA major (an integer) or 'any' as key",
     ),
     (
         _set("names.yaml", "packages/3/kind", "library"),

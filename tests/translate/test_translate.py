@@ -988,10 +988,11 @@ IGNORED = [
     (["pytorch=2.9.1"], []),  # abi_dependency reads it through names.yaml
     (["cuda-version=12.6"], []),  # the toolkit
     (
-        ["libcublas=12.6.77"],
-        [("libcublas=12.6.77", "its PyPI name depends on the CUDA major (12, 13)")],
+        ["libnpp=12.3.1.54"],
+        [("libnpp=12.3.1.54", "its PyPI name depends on the CUDA major (12, 13)")],
     ),  # no toolkit: no PyPI name
-    (["libcublas=12.6.77", "cuda-version=12.6"], []),  # with one: nvidia-cublas-cu12
+    (["libnpp=12.3.1.54", "cuda-version=12.6"], []),  # with one: nvidia-npp-cu12
+    (["libcublas=12.6.4.1"], []),  # unsuffixed nvidia-cublas names every major
     (["__cuda=12.8", " numpy 2.0 "], [("numpy 2.0", "not a virtual package")]),  # as written
     (["__foo=1"], [("__foo=1", "no variant property depends on __foo")]),  # unknown virtual package
     (["__unix=0", "__glibc=2.28"], []),  # known ones are facts, not noise

@@ -10,7 +10,11 @@ Routes (all on ``127.0.0.1`` with a free port):
 - ``/simple/``: the project list; ``/simple/{project}/``: one project's files (a non-normalised
   name is redirected to the normalised one, an unknown project is a 404). Both pages come as
   PEP 691 JSON when ``Accept`` prefers ``application/vnd.pypi.simple.v1+json``, else as HTML.
-- ``/files/{filename}``: the files themselves.
+- ``/files/{filename}``: the files themselves, with HTTP range requests (``Range: bytes=a-b``,
+  ``bytes=-n``) answered ``206 Partial Content`` unless ``ranges=False``.
+- ``/files/{wheel}.metadata``: the wheel's ``METADATA`` (PEP 658), served for every wheel but
+  advertised on the pages (``data-core-metadata`` / ``core-metadata``) only with
+  ``core_metadata=True``, so a client that fetches it unadvertised is caught in the log.
 - ``/links/``: one flat HTML page linking every file (a ``--find-links`` URL), with the same
   attributes as the project pages.
 
@@ -75,6 +79,8 @@ class IndexOptions:
     :param hidden: filenames left off the project pages (still downloadable).
     :param status: request path -> HTTP status to answer with instead, e.g.
         ``{"/simple/x/": 500}``.
+    :param core_metadata: advertise each wheel's PEP 658 ``.metadata`` file (with its sha256).
+    :param ranges: answer HTTP range requests (``False``: a server that sends the whole file).
     """
 
     forms: tuple[Form, ...] = ("json", "html")
@@ -83,6 +89,8 @@ class IndexOptions:
     wrong_hash: frozenset[str] = frozenset()
     hidden: frozenset[str] = frozenset()
     status: Mapping[str, int] = field(default_factory=dict)
+    core_metadata: bool = False
+    ranges: bool = True
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,10 @@ class LoggedRequest:
     accept: str | None
     status: int
     content_type: str | None
+    range: str | None = None
+    """The ``Range`` header sent, if any."""
+    sent: int = 0
+    """Bytes of body sent."""
 
 
 def closed_port_url() -> str:
@@ -119,16 +131,39 @@ def _version_of(filename: str) -> str | None:
     return None
 
 
-def _wheel_requires_python(path: Path) -> str | None:
+def wheel_metadata(path: Path) -> bytes | None:
+    """The ``METADATA`` of a wheel (its top-level ``.dist-info``), or ``None``."""
     try:
         with zipfile.ZipFile(path) as zf:
             for name in zf.namelist():
                 if name.count("/") == 1 and name.endswith(".dist-info/METADATA"):
-                    value = BytesHeaderParser().parsebytes(zf.read(name)).get("Requires-Python")
-                    return str(value).strip() if value else None
+                    return zf.read(name)
     except (zipfile.BadZipFile, OSError):
         return None
     return None
+
+
+def _wheel_requires_python(path: Path) -> str | None:
+    metadata = wheel_metadata(path)
+    if metadata is None:
+        return None
+    value = BytesHeaderParser().parsebytes(metadata).get("Requires-Python")
+    return str(value).strip() if value else None
+
+
+_RANGE_RE = re.compile(r"bytes=(?P<start>[0-9]*)-(?P<end>[0-9]*)")
+
+
+def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """``Range: bytes=a-b`` / ``bytes=a-`` / ``bytes=-n`` -> (first, last) inclusive."""
+    match = _RANGE_RE.fullmatch(header.strip())
+    if match is None or (not match["start"] and not match["end"]):
+        return None
+    if not match["start"]:
+        return max(0, size - int(match["end"])), size - 1
+    first = int(match["start"])
+    last = min(int(match["end"]), size - 1) if match["end"] else size - 1
+    return (first, last) if first <= last else None
 
 
 def _accepted(accept: str | None) -> dict[str, float]:
@@ -294,6 +329,10 @@ class IndexServer:
                 "hashes": {"sha256": self.sha256(path)},
                 "size": path.stat().st_size,
             }
+            if opts.core_metadata and path.name.endswith(".whl"):
+                metadata = wheel_metadata(path)
+                if metadata is not None:
+                    entry["core-metadata"] = {"sha256": hashlib.sha256(metadata).hexdigest()}
             if not path.name.endswith(_VARIANTS_JSON):
                 requires_python = opts.requires_python.get(path.name)
                 if requires_python is None:
@@ -345,6 +384,10 @@ def _anchor(entry: Mapping[str, Any], href: str) -> str:
     attributes = [f'href="{html.escape(href)}#sha256={entry["hashes"]["sha256"]}"']
     if "requires-python" in entry:
         attributes.append(f'data-requires-python="{html.escape(entry["requires-python"])}"')
+    core = entry.get("core-metadata")
+    if core:
+        value = html.escape(f"sha256={core['sha256']}")
+        attributes.append(f'data-core-metadata="{value}" data-dist-info-metadata="{value}"')
     yanked = entry.get("yanked", False)
     if yanked is not False:
         reason = yanked if isinstance(yanked, str) else ""
@@ -380,10 +423,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes, content_type: str | None, **headers: str) -> None:
         # Log before answering, so a client that got its answer always finds the entry.
+        sent = 0 if self.command == "HEAD" else len(body)
+        logged = LoggedRequest(
+            self.path, self.headers.get("Accept"), status, content_type,
+            self.headers.get("Range"), sent,
+        )  # fmt: skip
         with self.index._lock:
-            self.index.requests.append(
-                LoggedRequest(self.path, self.headers.get("Accept"), status, content_type)
-            )
+            self.index.requests.append(logged)
         self.send_response(status)
         if content_type:
             self.send_header("Content-Type", content_type)
@@ -436,13 +482,36 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts == ["links"]:
             self._send(200, index.links_html().encode(), "text/html; charset=utf-8")
         elif len(parts) == 2 and parts[0] == "files":
-            target = index.root / parts[1]
-            if "/" in parts[1] or not target.is_file():
-                self._error(HTTPStatus.NOT_FOUND)
-            else:
-                kind = (
-                    "application/json" if target.suffix == ".json" else "application/octet-stream"
-                )
-                self._send(200, target.read_bytes(), kind)
+            self._file(parts[1])
         else:
             self._error(HTTPStatus.NOT_FOUND)
+
+    def _file(self, name: str) -> None:
+        target = self.index.root / name
+        if "/" not in name and name.endswith(".whl.metadata"):
+            wheel = self.index.root / name.removesuffix(".metadata")
+            metadata = wheel_metadata(wheel) if wheel.is_file() else None
+            if metadata is None:
+                self._error(HTTPStatus.NOT_FOUND)
+            else:
+                self._send(200, metadata, "application/octet-stream")
+            return
+        if "/" in name or not target.is_file():
+            self._error(HTTPStatus.NOT_FOUND)
+            return
+        kind = "application/json" if target.suffix == ".json" else "application/octet-stream"
+        data = target.read_bytes()
+        requested = self.headers.get("Range")
+        if requested is None or not self.index.options.ranges:
+            self._send(
+                200, data, kind, Accept_Ranges="bytes" if self.index.options.ranges else "none"
+            )
+            return
+        span = _byte_range(requested, len(data))
+        if span is None:
+            self._send(416, b"", None, Content_Range=f"bytes */{len(data)}")
+            return
+        first, last = span
+        self._send(
+            206, data[first : last + 1], kind, Content_Range=f"bytes {first}-{last}/{len(data)}"
+        )

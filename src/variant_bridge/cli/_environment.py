@@ -37,6 +37,7 @@ class EnvironmentOptions:
     platform: str | None
     targets: tuple[str, ...]
     cuda_policy: CudaPolicy | None
+    strict: bool = False
 
     def detect(self) -> Environment:
         """The snapshot these options describe (detection happens here, not at parse time)."""
@@ -49,6 +50,7 @@ class EnvironmentOptions:
                 environment=self.environment,
                 platform=self.platform,
                 targets=self.targets,
+                strict=self.strict,
             )
 
 
@@ -81,6 +83,7 @@ def _collect(kwargs: dict[str, Any], *, cuda_policy: bool) -> EnvironmentOptions
         kwargs.pop("platform"),
         kwargs.pop("targets"),
         kwargs.pop("cuda_policy") if cuda_policy else None,
+        kwargs.pop("strict"),
     )
 
 
@@ -121,10 +124,21 @@ def environment_options(*, cuda_policy: bool = True) -> Callable[[F], F]:
                 metavar="KEY=VALUE",
                 help=(
                     "Declare a fact instead of detecting it (repeatable). KEY: cuda, cuda_arch, "
-                    "archspec, glibc, linux, osx, win, python, platform (e.g. cuda=12.8, "
+                    "archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, "
+                    "platform (e.g. cuda=12.8, "
                     "cuda_arch=9.0, archspec=haswell, glibc=2.28, platform=linux-64); an empty "
-                    "VALUE declares the virtual package absent. Wins over CONDA_OVERRIDE_* and "
-                    "detection."
+                    "VALUE declares the virtual package absent; cuda_version=12.6 (or "
+                    "cudatoolkit=11.8) declares the solved toolkit. Wins over CONDA_OVERRIDE_* "
+                    "and detection."
+                ),
+            ),
+            click.option(
+                "--strict",
+                is_flag=True,
+                help=(
+                    "Use no fact of this machine: virtual packages are the declared ones over "
+                    "pixi's platform defaults (nothing is detected), and a platform or target "
+                    "Python that would be this machine's is an error."
                 ),
             ),
         ]

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from variant_bridge.environment import Environment, VirtualPackage
+from variant_bridge.environment import Environment, PythonDistribution, VirtualPackage
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
+
+if TYPE_CHECKING:
+    from variant_bridge.translate.evidence import InstalledToolkit, ToolkitEvidence
 
 __all__ = [
     "echo_environment",
@@ -23,6 +26,7 @@ __all__ = [
     "echo_notes",
     "echo_supported",
     "environment_json",
+    "evidence_json",
     "heading",
     "json_option",
     "supported_json",
@@ -77,12 +81,72 @@ def supported_json(supported: SupportedProperties) -> dict[str, Any]:
     }
 
 
+def evidence_json(found: ToolkitEvidence) -> dict[str, Any]:
+    """A variant's CUDA toolkit evidence (``select`` candidates, ``detect`` variant wheels)."""
+    return {
+        "cuda": str(found.toolkit) if found.toolkit is not None else None,
+        "known": found.known,
+        "evidence": [
+            {
+                "kind": e.kind.value,
+                "cuda": str(e.cuda),
+                "text": e.text,
+                "pypi": e.pypi,
+                "version": e.version,
+                "conda": e.conda,
+                "rule": e.rule,
+            }
+            for e in found.evidence
+        ],
+    }
+
+
+def _installed_toolkits(
+    env: Environment, supported: SupportedProperties
+) -> dict[str, InstalledToolkit]:
+    """The toolkit evidence of each installed or locked variant wheel whose properties are known."""
+    from variant_bridge.translate.evidence import installed_toolkit
+
+    found: dict[str, InstalledToolkit] = {}
+    for dist in env.python_packages:
+        toolkit = installed_toolkit(dist, env, supported)
+        if toolkit is not None:
+            found[dist.name] = toolkit
+    return found
+
+
+def _installed_json(dist: PythonDistribution, toolkit: InstalledToolkit | None) -> dict[str, Any]:
+    return {
+        "name": dist.name,
+        "version": dist.version,
+        "label": dist.variant_label,
+        # null: a locked wheel on an index, whose variant.json detection does not fetch
+        "properties": (None if dist.variant is None else [str(p) for p in dist.variant.properties]),
+        "location": dist.location,
+        # The CUDA toolkit its own Requires-Dist say it was built against; `refused`: why the
+        # toolkit policy would not choose it for this environment. null: nothing to read.
+        "toolkit": (
+            None
+            if toolkit is None
+            else {
+                **evidence_json(toolkit.evidence),
+                "summary": toolkit.evidence.summary(),
+                "refused": toolkit.refused,
+                "problems": list(toolkit.problems),
+            }
+        ),
+    }
+
+
 def environment_json(env: Environment, supported: SupportedProperties) -> dict[str, Any]:
     """The ``detect --json`` object."""
+    toolkits = _installed_toolkits(env, supported)
     return {
         "origin": env.origin,
         "platform": env.platform,
+        "platform_source": str(env.platform_source),
         "python": env.python,
+        "python_source": None if env.python_source is None else str(env.python_source),
         "policy": supported.policy,
         "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
         "toolkit": (
@@ -96,24 +160,23 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
         ),
         **supported_json(supported),
         "variant_wheels": [
-            {
-                "name": dist.name,
-                "version": dist.version,
-                "label": dist.variant_label,
-                # null: a locked wheel on an index, whose variant.json detection does not fetch
-                "properties": (
-                    None if dist.variant is None else [str(p) for p in dist.variant.properties]
-                ),
-                "location": dist.location,
-            }
+            _installed_json(dist, toolkits.get(dist.name))
             for dist in env.python_packages
             if dist.variant_label is not None
         ],
-        "notes": [*env.notes, *supported.notes],
+        "notes": [*env.notes, *supported.notes, *_mismatch_notes(env, toolkits)],
     }
 
 
 # -- text --------------------------------------------------------------------------------------
+
+
+def _mismatch_notes(env: Environment, toolkits: dict[str, InstalledToolkit]) -> list[str]:
+    return [
+        f"warning: installed {dist}: {toolkits[dist.name].refused}"
+        for dist in env.python_packages
+        if dist.name in toolkits and toolkits[dist.name].refused
+    ]
 
 
 def _rows(rows: Iterable[Sequence[str]], *, indent: str = _INDENT) -> None:
@@ -205,7 +268,10 @@ def echo_environment(
     :param locked: *env* is a lock file's (its wheels are locked, not installed).
     :param notes: the command's own notes, shown first.
     """
-    facts = [env.platform] + ([f"Python {env.python}"] if env.python else [])
+    # detect names where the platform and Python came from; given specs (a title) are declared.
+    facts = [env.platform if title else f"{env.platform} ({env.platform_source})"]
+    if env.python:
+        facts.append(f"Python {env.python}" + ("" if title else f" ({env.python_source})"))
     heading(f"{title or 'Environment: ' + env.origin} ({', '.join(facts)})")
     click.echo()
     heading("Virtual packages")
@@ -222,6 +288,7 @@ def echo_environment(
     click.echo()
     echo_supported(supported)
     wheels = [dist for dist in env.python_packages if dist.variant_label is not None]
+    toolkits = _installed_toolkits(env, supported) if wheels else {}
     if wheels:
         click.echo()
         heading("Locked variant wheels" if locked else "Installed variant wheels")
@@ -231,4 +298,7 @@ def echo_environment(
             else:
                 props = "; ".join(str(p) for p in dist.variant.properties) or "(null variant)"
             click.echo(_wrap(f"{dist} {props}", indent=_INDENT))
-    echo_notes([*notes, *env.notes, *supported.notes])
+            toolkit = toolkits.get(dist.name)
+            if toolkit is not None and toolkit.evidence.evidence:
+                click.echo(_wrap(toolkit.evidence.summary(), indent=_INDENT * 3))
+    echo_notes([*notes, *env.notes, *supported.notes, *_mismatch_notes(env, toolkits)])

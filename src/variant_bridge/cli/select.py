@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._output import echo_json, heading, json_option
+from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.indexes import Downloads, IndexSource
-    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target
+    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target, VariantToolkit
 
 __all__ = ["choice_json", "install", "select"]
 
@@ -97,6 +97,13 @@ def _choose(
     requests = parse_requests(packages)
     env = env_options.detect()
     python = resolve_target_python(given.python, env, prefix=env.prefix)
+    if env_options.strict and python.source == "running":
+        from variant_bridge.cli import CliError
+
+        raise CliError(
+            f"--strict: the target Python would be this machine's ({python}); pass --python "
+            "or --target python=, or read a prefix or lock that has one"
+        )
     target = Target(env, python, supported_properties(env, policy=env_options.cuda_policy))
     choices = select(requests, sources, target, downloads, fetch_chosen=fetch_chosen)
     return target, sources, choices
@@ -110,6 +117,22 @@ def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
         "conda_version": duplicate.conda_version,
         "required_by": duplicate.required_by,
         "message": duplicate.message,
+    }
+
+
+def toolkit_json(toolkit: VariantToolkit) -> dict[str, Any]:
+    """The ``--json`` shape of one variant's CUDA toolkit evidence (docs/cli.md)."""
+    metadata = toolkit.metadata
+    return {
+        **evidence_json(toolkit.evidence),
+        "summary": toolkit.summary(),
+        "refused": toolkit.refused,
+        "read_from": (
+            {"wheel": toolkit.wheel, "source": metadata.source.value, "url": metadata.where}
+            if metadata is not None
+            else None
+        ),
+        "problems": list(toolkit.problems),
     }
 
 
@@ -139,9 +162,17 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
                 "compatible": v.compatible,
                 "rank": v.rank,
                 "reason": v.reason,
+                # The variant's CUDA toolkit evidence; null when not read (a non-variant or null
+                # wheel, or a variant the target's properties already reject).
+                "toolkit": (
+                    toolkit_json(choice.toolkits[v.label])
+                    if v.label is not None and v.label in choice.toolkits
+                    else None
+                ),
             }
             for v in choice.selection.verdicts
         ],
+        "problems": list(choice.problems),
         "skipped": [{"filename": s.filename, "reason": s.reason} for s in choice.files.skipped],
         "duplicates": [_duplicate_json(d) for d in choice.duplicates],
         # False when the chosen wheel's requirements could not be read without downloading
@@ -165,10 +196,21 @@ def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
     heading(f"{title}: {chosen.filename if chosen else 'no compatible wheel'}")
+    noted: set[str] = set()
+    said: set[str] = set()
     for verdict in choice.selection.verdicts:
         mark = f"#{verdict.rank}" if verdict.rank is not None else " x"
         click.echo(f"  {mark:>3}  {verdict.filename}")
         click.echo(f"        {verdict.reason}")
+        toolkit = choice.toolkits.get(verdict.label or "")
+        if toolkit is not None and toolkit.label not in noted:
+            noted.add(toolkit.label)  # once per label, under its best wheel
+            said.update(toolkit.problems)
+            for problem in toolkit.problems:
+                click.echo(f"        note: {problem}")
+    for problem in choice.problems:
+        if problem not in said:  # the chosen wheel's, unless said under it already
+            click.echo(f"  note: {problem}")
     for skipped in choice.files.skipped:
         click.echo(f"    -  {skipped.filename}")
         click.echo(f"        skipped: {skipped.reason}")
@@ -180,18 +222,18 @@ def _echo_choice(choice: PackageChoice) -> None:
 
 
 def _summary(target: Target) -> str:
+    """Every fact the choice used, each with where it came from (semantics.md §11)."""
     env = target.env
-    cuda = env.cuda
-    arch = env.cuda_arch
     toolkit = env.toolkit
-    parts = [
-        f"__cuda={cuda.version} ({cuda.source})" if cuda else "no __cuda",
-        f"__cuda_arch={arch.version} ({arch.source})" if arch else "no __cuda_arch",
-        f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version",
-        f"CUDA policy {target.supported.policy}",
-    ]
+    facts = [f"{vp.name}={vp.version}" + (f"={vp.build}" if vp.build != "0" else "")
+             + f" ({vp.source})" for vp in env.virtual_packages]  # fmt: skip
+    if env.cuda is None:
+        facts.append("no __cuda")
+    facts.append(f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version")
+    facts.append(f"CUDA policy {target.supported.policy}")
     return (
-        f"Environment: {env.origin} ({env.platform}); {', '.join(parts)}\nTarget: {target.python}"
+        f"Environment: {env.origin} ({env.platform}, {env.platform_source}); "
+        f"{', '.join(facts)}\nTarget: {target.python}"
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from variant_bridge.detect.exported_pins import split_exported_pins
@@ -26,12 +26,14 @@ from variant_bridge.detect.facts import (
     parse_targets,
     provider_override_facts,
     target_facts,
+    target_toolkit,
 )
-from variant_bridge.environment import Environment, Source, VirtualPackage
-from variant_bridge.errors import ConflictingOptions, InvalidTarget, clip, quote
+from variant_bridge.environment import Environment, Source, SourceKind, Toolkit, VirtualPackage
+from variant_bridge.errors import ConflictingOptions, DetectionError, InvalidTarget, clip, quote
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.virtual_packages import (
     VERSION_SHAPES,
+    impossible_toolkit,
     microarchitecture_problem,
     not_on_platform,
 )
@@ -66,6 +68,7 @@ def detect_environment(
     platform: str | None = None,
     targets: Mapping[str, str] | Iterable[str] = (),
     env: Mapping[str, str] | None = None,
+    strict: bool = False,
 ) -> Environment:
     """Build the snapshot of one target environment.
 
@@ -77,8 +80,13 @@ def detect_environment(
     :param targets: ``["cuda=12.8", ...]`` or ``{"cuda": "12.8"}``; see :func:`parse_targets`.
     :param env: the process environment to read ``CONDA_PREFIX``, ``CONDA_OVERRIDE_*`` and
         ``NV_VARIANT_PROVIDER_FORCE_*`` from; ``None`` means :data:`os.environ`.
-    :raises InvalidTarget: invalid targets/overrides, conflicting options.
-    :raises DetectionError: the machine, prefix or lock file cannot be read.
+    :param strict: use nothing of this machine's (semantics.md §11): the virtual packages are
+        the declared ones over pixi's documented platform defaults, never detected; a platform or
+        Python that would be this machine's is an error.
+    :raises InvalidTarget: invalid targets/overrides, conflicting options, a declared toolkit
+        conda could not solve beside the driver.
+    :raises DetectionError: the machine, prefix or lock file cannot be read; with *strict*, a
+        fact this machine's detection would supply.
     """
     from variant_bridge.detect.machine import host_platform
 
@@ -116,73 +124,180 @@ def detect_environment(
     if prefix is None and lockfile is None and variables.get("CONDA_PREFIX"):
         prefix, implicit_prefix = variables["CONDA_PREFIX"], True
 
-    python: str | None = None
-    lock_declared: tuple[VirtualPackage, ...] = ()
-    chosen_by: str | None  # how the platform was chosen when nobody named it, for messages
     if prefix is not None:
-        contents = _read_prefix(prefix, implicit=implicit_prefix)
-        wanted = target_platform or platform
-        if wanted is not None and contents.platform not in (None, wanted):
-            raise InvalidTarget(
-                f"platform {wanted!r} does not match the prefix's platform "
-                f"{contents.platform!r} ({contents.path})"
-            )
-        origin = f"prefix {contents.path}" + (" ($CONDA_PREFIX)" if implicit_prefix else "")
-        chosen_by = (
-            None
-            if wanted is not None
-            else "the prefix's platform"
-            if contents.platform
-            else "this machine's platform"
-        )
-        result = Environment(
-            platform=wanted or contents.platform or host,
-            toolkit=contents.toolkit,
-            conda_packages=contents.conda_packages,
-            python_packages=contents.python_packages,
-            origin=origin,
-            prefix=str(contents.path),
-        )
-        python = contents.python
-        notes.extend(contents.notes)
+        read = _from_prefix(prefix, implicit_prefix, target_platform or platform, host, notes)
     elif lockfile is not None:
-        from variant_bridge.detect.lockfile import read_lockfile
-
-        locked = read_lockfile(
-            lockfile, environment=environment, platform=platform or target_platform, host=host
+        read = _from_lockfile(
+            lockfile,
+            environment,
+            platform=platform,
+            target_platform=target_platform,
+            host=host,
+            notes=notes,
         )
-        if target_platform is not None and locked.platform != target_platform:
-            raise InvalidTarget(
-                f"--target platform={target_platform!r} does not match the locked platform "
-                f"{locked.platform!r} ({locked.origin})"
-            )
-        result = Environment(
-            platform=locked.platform,
-            toolkit=locked.toolkit,
-            conda_packages=locked.conda_packages,
-            python_packages=locked.python_packages,
-            origin=locked.origin,
-        )
-        python = locked.python
-        notes.extend(locked.notes)
-        lock_declared = _parse_declared(locked.declared_virtual_packages, notes)
-        chosen_by = None if platform or target_platform else "the locked platform"
     else:
         wanted = target_platform or platform or host
-        origin = "this machine" if wanted == host else f"declared targets for {wanted}"
-        result = Environment(platform=wanted, origin=origin)
-        chosen_by = None if target_platform or platform else "this machine's platform"
+        named = target_platform or platform
+        measured = wanted == host and not strict
+        origin = "this machine" if measured else f"declared targets for {wanted}"
+        read = _Read(
+            Environment(
+                platform=wanted,
+                origin=origin,
+                platform_source=Source.TARGET if named else Source.DETECTED,
+            ),
+            None if named else "this machine's platform",
+        )
+    result, chosen_by = read.environment, read.chosen_by
 
     decided = _decide(result.platform, layers, tables, notes=notes, chosen_by=chosen_by)
     virtual_packages = _virtual_packages(
-        result.platform, decided, host=host, lock_declared=lock_declared, notes=notes
+        result.platform,
+        decided,
+        measure=result.platform == host and not read.lock_declared and not strict,
+        lock_declared=read.lock_declared,
+        notes=notes,
     )
-    return replace(
-        result,
-        virtual_packages=virtual_packages,
-        python=declared.get("python") or python,
-        notes=tuple(notes),
+    if declared.get("python"):
+        result = replace(result, python=declared["python"], python_source=Source.TARGET)
+    toolkit = _toolkit(result.toolkit, target_toolkit(declared, tables=tables), notes)
+    done = replace(result, virtual_packages=virtual_packages, toolkit=toolkit)
+    _check_toolkit(done, notes)
+    if strict:
+        _refuse_undeclared(done)
+    return replace(done, notes=tuple(notes))
+
+
+def _toolkit(
+    read: Toolkit | None, declared: tuple[str, str] | None, notes: list[str]
+) -> Toolkit | None:
+    """The toolkit: a declared one (``--target cuda_version=12.6``; empty: none) wins over the
+    one read from the prefix or lock, with a note."""
+    if declared is None:
+        return read
+    package, version = declared
+    toolkit = Toolkit(package, version, Source.TARGET) if version else None
+    if read is not None:
+        instead = f"{toolkit}" if toolkit else "no toolkit"
+        notes.append(f"{read} ({read.source}) overridden by --target: {instead}")
+    return toolkit
+
+
+def _check_toolkit(env: Environment, notes: list[str]) -> None:
+    """A toolkit conda could not have solved beside the driver: an error when declared, a
+    warning (with the rule) when read from a prefix or lock (semantics.md §11)."""
+    toolkit, cuda = env.toolkit, env.cuda
+    if toolkit is None:
+        return
+    problem = impossible_toolkit(toolkit.package, toolkit.version, cuda.version if cuda else None)
+    if problem is None:
+        return
+    assert cuda is not None
+    if toolkit.source.declared:
+        raise InvalidTarget(
+            f"--target {toolkit.package.replace('-', '_')}={toolkit.version!r}: {problem}"
+        )
+    notes.append(
+        f"warning: {toolkit} ({toolkit.source}) is impossible beside __cuda={cuda.version} "
+        f"({cuda.source}): {problem}"
     )
+
+
+def _refuse_undeclared(env: Environment) -> None:
+    """``--strict``: every fact declared, read from the prefix or lock, or a pixi default."""
+    borrowed = [
+        f"{vp} ({vp.source})"
+        for vp in env.virtual_packages
+        if vp.source.kind is SourceKind.DETECTED
+    ]
+    if env.platform_source.kind is SourceKind.DETECTED:
+        borrowed.insert(0, f"platform {env.platform} (this machine's)")
+    if env.python_source is not None and env.python_source.kind is SourceKind.DETECTED:
+        borrowed.append(f"python {env.python} (this machine's)")
+    if borrowed:
+        raise DetectionError(
+            "--strict: these facts come from this machine, not from what was declared: "
+            + ", ".join(borrowed)
+            + "; declare them (--platform, --target K=V, a lock platform with virtual packages)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What the prefix, lock or nothing gave, before virtual packages are decided."""
+
+    environment: Environment
+    chosen_by: str | None
+    """How the platform was chosen when nobody named it, for messages."""
+    lock_declared: tuple[VirtualPackage, ...] = ()
+
+
+def _from_prefix(
+    prefix: str | os.PathLike[str],
+    implicit: bool,
+    wanted: str | None,
+    host: str,
+    notes: list[str],
+) -> _Read:
+    contents = _read_prefix(prefix, implicit=implicit)
+    if wanted is not None and contents.platform not in (None, wanted):
+        raise InvalidTarget(
+            f"platform {wanted!r} does not match the prefix's platform "
+            f"{contents.platform!r} ({contents.path})"
+        )
+    notes.extend(contents.notes)
+    if wanted is not None:
+        source, chosen_by = Source.TARGET, None
+    elif contents.platform:
+        source, chosen_by = Source.PREFIX, "the prefix's platform"
+    else:
+        source, chosen_by = Source.DETECTED, "this machine's platform"
+    environment = Environment(
+        platform=wanted or contents.platform or host,
+        toolkit=contents.toolkit,
+        conda_packages=contents.conda_packages,
+        python_packages=contents.python_packages,
+        python=contents.python,
+        origin=f"prefix {contents.path}" + (" ($CONDA_PREFIX)" if implicit else ""),
+        prefix=str(contents.path),
+        platform_source=source,
+        python_source=Source.PREFIX if contents.python else None,
+    )
+    return _Read(environment, chosen_by)
+
+
+def _from_lockfile(
+    lockfile: str | os.PathLike[str],
+    environment: str | None,
+    *,
+    platform: str | None,
+    target_platform: str | None,
+    host: str,
+    notes: list[str],
+) -> _Read:
+    from variant_bridge.detect.lockfile import read_lockfile
+
+    locked = read_lockfile(
+        lockfile, environment=environment, platform=platform or target_platform, host=host
+    )
+    if target_platform is not None and locked.platform != target_platform:
+        raise InvalidTarget(
+            f"--target platform={target_platform!r} does not match the locked platform "
+            f"{locked.platform!r} ({locked.origin})"
+        )
+    notes.extend(locked.notes)
+    result = Environment(
+        platform=locked.platform,
+        toolkit=locked.toolkit,
+        conda_packages=locked.conda_packages,
+        python_packages=locked.python_packages,
+        python=locked.python,
+        origin=locked.origin,
+        platform_source=Source.LOCKFILE,
+        python_source=Source.LOCKFILE if locked.python else None,
+    )
+    chosen_by = None if platform or target_platform else "the locked platform"
+    return _Read(result, chosen_by, _parse_declared(locked.declared_virtual_packages, notes))
 
 
 def _read_prefix(prefix: str | os.PathLike[str], *, implicit: bool) -> PrefixContents:
@@ -257,24 +372,24 @@ def _virtual_packages(
     platform: str,
     decided: dict[str, Fact],
     *,
-    host: str,
+    measure: bool,
     lock_declared: tuple[VirtualPackage, ...],
     notes: list[str],
 ) -> tuple[VirtualPackage, ...]:
+    """The declared facts over a base: this machine's detection when *measure*, else the lock's
+    declarations (pixi.lock v7 ``platforms:``) completed by pixi's platform defaults."""
     from variant_bridge.detect.machine import (
         applies_to,
         detect_virtual_packages,
         platform_defaults,
     )
 
-    if platform == host:
+    if measure:
         cuda = decided.get("__cuda")
         base = detect_virtual_packages(cuda=None if cuda is None else (cuda.value or ""))
-        if lock_declared:
-            # The lock describes the machine it was solved for; this one is measured instead.
-            listed = ", ".join(str(vp) for vp in lock_declared)
-            notes.append(f"the lock declares {listed}; this machine's detection is used instead")
     else:
+        # Another machine, a lock platform that declares its own virtual packages, or --strict:
+        # the declarations and pixi's defaults, never this machine's facts.
         defaults = {vp.name: vp for vp in platform_defaults(platform)}
         defaults.update({vp.name: vp for vp in lock_declared})
         base = tuple(defaults.values())

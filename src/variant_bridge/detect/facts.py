@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.mappings import MappingTables, load_tables
-from variant_bridge.virtual_packages import VERSION_SHAPES, check_platform, did_you_mean
+from variant_bridge.virtual_packages import (
+    TOOLKIT_SHAPE,
+    VERSION_SHAPES,
+    check_platform,
+    did_you_mean,
+)
 
 __all__ = [
     "Fact",
@@ -34,6 +39,7 @@ __all__ = [
     "provider_override_facts",
     "target_facts",
     "target_keys",
+    "target_toolkit",
 ]
 
 # pixi's friendly spellings of two keys.
@@ -70,9 +76,16 @@ def _virtual_packages(tables: MappingTables) -> dict[str, str]:
     return {o.virtual_package.removeprefix("__"): o.virtual_package for o in tables.overrides}
 
 
+def _toolkit_keys(tables: MappingTables) -> dict[str, str]:
+    """Fact key -> toolkit package (``cuda_version`` -> ``cuda-version``, ``cudatoolkit``)."""
+    return {name.replace("-", "_"): name for name in tables.nvidia.toolkit_packages}
+
+
 def target_keys(tables: MappingTables | None = None) -> tuple[str, ...]:
-    """The ``--target`` keys: the virtual packages, then ``platform`` and ``python``."""
-    return (*_virtual_packages(tables or load_tables()), "platform", "python")
+    """The ``--target`` keys: the virtual packages, the toolkit packages (``cuda_version``),
+    then ``platform`` and ``python``."""
+    tables = tables or load_tables()
+    return (*_virtual_packages(tables), *_toolkit_keys(tables), "platform", "python")
 
 
 def fact_virtual_package(fact: Fact) -> tuple[str, str, str]:
@@ -103,6 +116,10 @@ def check_value(name: str, value: str, *, where: str, empty_hint: bool = False) 
         if _PYTHON.fullmatch(text):
             return text
         raise InvalidTarget(f"{where}={quote(value)}: expected {_PYTHON_EXPECTED}")
+    if name == "toolkit":
+        if TOOLKIT_SHAPE.matches(text):
+            return text
+        raise InvalidTarget(f"{where}={quote(value)}: expected {TOOLKIT_SHAPE.expected}")
     shape = VERSION_SHAPES[name]
     if shape.matches(text):
         return text
@@ -135,8 +152,10 @@ def parse_targets(
     :raises InvalidTarget: malformed item, unknown key, invalid value, or one key given twice
         with different values.
     """
-    virtual = _virtual_packages(tables or load_tables())
-    keys = (*virtual, "platform", "python")
+    tables = tables or load_tables()
+    virtual = _virtual_packages(tables)
+    toolkits = _toolkit_keys(tables)
+    keys = target_keys(tables)
     result: dict[str, str] = {}
     for raw_key, raw_value in _pairs(items, keys):
         key = raw_key.strip().lower().replace("-", "_").removeprefix("__")
@@ -147,13 +166,30 @@ def parse_targets(
                 + ", ".join(keys)
                 + did_you_mean(raw_key.strip().lower(), keys)
             )
-        value = check_value(virtual.get(key, key), raw_value, where=f"--target {key}")
+        kind = "toolkit" if key in toolkits else virtual.get(key, key)
+        value = check_value(kind, raw_value, where=f"--target {key}")
         if key in result and result[key] != value:
             raise InvalidTarget(
                 f"--target {key} given twice with different values: {result[key]!r} and {value!r}"
             )
         result[key] = value
-    return {key: value for key, value in result.items() if value or key in virtual}
+    given = [key for key in toolkits if key in result]
+    if len(given) > 1:
+        raise InvalidTarget(f"--target {' and '.join(given)}: declare one toolkit")
+    return {
+        key: value for key, value in result.items() if value or key in virtual or key in toolkits
+    }
+
+
+def target_toolkit(
+    targets: Mapping[str, str], *, tables: MappingTables | None = None
+) -> tuple[str, str] | None:
+    """``(package, version)`` of a toolkit declared among parsed *targets* (``version`` is ``""``
+    when declared absent); ``None`` when none is declared."""
+    for key, package in _toolkit_keys(tables or load_tables()).items():
+        if key in targets:
+            return package, targets[key]
+    return None
 
 
 def _pairs(

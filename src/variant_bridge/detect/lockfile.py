@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from variant_bridge.detect.prefix import toolkit_of
+from variant_bridge.detect.prefix import check_toolkit_version, toolkit_of
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import (
     DetectionError,
@@ -99,6 +99,8 @@ def read_lockfile(
     records = _guard(lock_path, lambda: env.conda_repodata_records_for_platform(chosen)) or []
     pypi = _guard(lock_path, lambda: env.pypi_packages_for_platform(chosen)) or []
     conda_packages = tuple(sorted((_conda_record(r) for r in records), key=lambda r: r.name))
+    for record in conda_packages:
+        check_toolkit_version(record, f"{lock_path} ({env_name}, {chosen.name})")
     python_record = next((r for r in conda_packages if r.name == "python"), None)
     notes: list[str] = []
     python_packages = [_pypi(p, lock_path.parent, notes) for p in pypi]

@@ -33,10 +33,12 @@ _MIN_ARCHSPEC = {
     "riscv64": "riscv64",
 }
 
-# pixi's defaults for a bare platform: __linux=4.18, __glibc=2.28, __osx=13.0 (conda.md §5.1).
+# pixi's defaults for a bare platform: __linux=4.18, __glibc=2.28, __osx=13.0 (conda.md §5.1),
+# __win=10.0 (what pixi writes for a bare win-64 in the real v7 locks of shared/corpus).
 _LINUX_DEFAULT = "4.18"
 _GLIBC_DEFAULT = "2.28"
 _OSX_DEFAULT = "13.0"
+_WIN_DEFAULT = "10.0"
 
 
 def host_platform(tables: MappingTables | None = None) -> str:
@@ -68,6 +70,8 @@ def platform_defaults(platform: str) -> tuple[VirtualPackage, ...]:
         packages.append(VirtualPackage("__glibc", _GLIBC_DEFAULT, "0", default))
     if system == "osx":
         packages.append(VirtualPackage("__osx", _OSX_DEFAULT, "0", default))
+    if system == "win":
+        packages.append(VirtualPackage("__win", _WIN_DEFAULT, "0", default))
     minimum = "m1" if platform == "osx-arm64" else _MIN_ARCHSPEC.get(arch)
     if minimum is not None:
         packages.append(VirtualPackage("__archspec", "1", minimum, default))

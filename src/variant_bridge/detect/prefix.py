@@ -26,9 +26,11 @@ from typing import Any
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import DetectionError, clip
 from variant_bridge.mappings import load_tables
+from variant_bridge.virtual_packages import TOOLKIT_SHAPE
 
 __all__ = [
     "PrefixContents",
+    "check_toolkit_version",
     "read_conda_meta",
     "read_dist_info",
     "read_prefix",
@@ -130,6 +132,7 @@ def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str 
         raw = _read_bytes(path)
         obj = _load_json(raw, path)
         record = _record(obj, path)
+        check_toolkit_version(record, str(path))
         records.append(record)
         if b".dist-info" in raw:
             owned.update(m.decode("utf-8", "replace") for m in _OWNED_DIST_INFO.findall(raw))
@@ -137,6 +140,22 @@ def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str 
             hint = obj.get("python_site_packages_path")
             site_hint = hint if isinstance(hint, str) and hint else None
     return records, frozenset(owned), site_hint
+
+
+def check_toolkit_version(record: CondaRecord, where: str) -> None:
+    """A toolkit record (``cuda-version``, ``cudatoolkit``) whose version cannot be read is an
+    error naming *where*: the policy must never fall back to the driver silently (§11).
+
+    :raises DetectionError: e.g. ``.../cuda-version-x.json: cuda-version 'x' is not a CUDA
+        toolkit version like 12.6; the solved toolkit cannot be read``.
+    """
+    if record.name in load_tables().nvidia.toolkit_packages and not TOOLKIT_SHAPE.matches(
+        record.version
+    ):
+        raise DetectionError(
+            f"{where}: {record.name} {record.version!r} is not {TOOLKIT_SHAPE.expected}; the "
+            "solved toolkit cannot be read"
+        )
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -21,16 +21,25 @@ from variant_bridge.indexes.candidates import (
     ProblemKind,
     Skipped,
 )
+from variant_bridge.indexes.core_metadata import (
+    CoreMetadata,
+    CoreMetadataReader,
+    MetadataSource,
+    read_wheel_metadata,
+)
 from variant_bridge.indexes.download import Downloads, download, file_sha256, url_to_path
 from variant_bridge.indexes.finder import find_candidates, find_files
 from variant_bridge.indexes.sources import FindLinks, IndexSource, SimpleIndex, open_sources
 
 __all__ = [
     "Candidate",
+    "CoreMetadata",
+    "CoreMetadataReader",
     "Downloads",
     "FindLinks",
     "IndexFile",
     "IndexSource",
+    "MetadataSource",
     "PackageFiles",
     "Problem",
     "ProblemKind",
@@ -41,5 +50,6 @@ __all__ = [
     "find_candidates",
     "find_files",
     "open_sources",
+    "read_wheel_metadata",
     "url_to_path",
 ]

@@ -72,6 +72,8 @@ class IndexFile:
     :param unread: a local wheel whose ``Requires-Python`` (and readability) is not known yet:
         the finder reads it only when its version is considered (see
         :func:`variant_bridge.indexes.findlinks.read_local_wheel`).
+    :param core_metadata: the index advertises the wheel's PEP 658 ``.metadata`` file.
+    :param core_metadata_sha256: its advertised sha256, when given.
     """
 
     filename: str
@@ -85,6 +87,8 @@ class IndexFile:
     flat: bool = False
     problem: Problem | None = None
     unread: bool = False
+    core_metadata: bool = False
+    core_metadata_sha256: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,8 @@ class Candidate:
         metadata lacks (then :attr:`problem` says why).
     :param problem: why this variant wheel cannot be considered; ``None`` when usable.
     :param size: the size in bytes when known.
+    :param core_metadata: the index advertises a PEP 658 ``.metadata`` file (only then is it
+        fetched); :param core_metadata_sha256: its advertised sha256.
     """
 
     filename: WheelFilename
@@ -117,6 +123,8 @@ class Candidate:
     variant: VariantDescription | None = None
     problem: Problem | None = None
     size: int | None = None
+    core_metadata: bool = False
+    core_metadata_sha256: str | None = None
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -87,12 +87,12 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _open(url: str, *, accept: str | None) -> IO[bytes]:
+def _open(url: str, *, accept: str | None, headers: Mapping[str, str] | None = None) -> IO[bytes]:
     # urllib.request costs ~10 ms to import: only paid when something is fetched.
     import urllib.error
     import urllib.request
 
-    headers = {"User-Agent": _USER_AGENT}
+    headers = {"User-Agent": _USER_AGENT, **(headers or {})}
     if accept:
         headers["Accept"] = accept
     request = urllib.request.Request(url, headers=headers)
@@ -105,11 +105,18 @@ def _open(url: str, *, accept: str | None) -> IO[bytes]:
     return response
 
 
-def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) -> Response | None:
+def fetch(
+    url: str,
+    *,
+    accept: str | None = None,
+    not_found_ok: bool = False,
+    max_bytes: int | None = None,
+) -> Response | None:
     """Fetch a (small) document.
 
     :param accept: the ``Accept`` header to send (content negotiation, PEP 691).
     :param not_found_ok: return ``None`` on HTTP 404 (or a missing local file) instead of raising.
+    :param max_bytes: refuse a body larger than this (read no further than one byte past it).
     :raises IndexReadError: naming the URL and the reason, e.g. ``connection refused``.
     """
     import urllib.error
@@ -126,9 +133,11 @@ def fetch(url: str, *, accept: str | None = None, not_found_ok: bool = False) ->
         raise
     with response:
         try:
-            body = response.read()
+            body = response.read() if max_bytes is None else response.read(max_bytes + 1)
         except OSError as e:
             raise IndexReadError(f"cannot read {url}: {_reason(e)}") from e
+        if max_bytes is not None and len(body) > max_bytes:
+            raise IndexReadError(f"{url} is larger than {max_bytes} bytes: refused")
         headers = getattr(response, "headers", None)
         content_type = headers.get_content_type() if headers is not None else ""
         charset = headers.get_content_charset() if headers is not None else None

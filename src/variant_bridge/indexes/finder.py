@@ -57,6 +57,8 @@ def _candidate(wheel: Wheel) -> Candidate:
         requires_python=file.requires_python,
         yanked=file.yanked or None,
         size=file.size,
+        core_metadata=file.core_metadata,
+        core_metadata_sha256=file.core_metadata_sha256,
     )
 
 

@@ -47,6 +47,8 @@ def _to_index_file(package: Any, *, source: str, flat: bool) -> IndexFile:
     yanked: str | bool | None = None
     if package.is_yanked:
         yanked = package.yanked_reason or True
+    metadata_digests: dict[str, str] = package.metadata_digests or {}
+    metadata_sha256 = metadata_digests.get("sha256")
     return IndexFile(
         filename=package.filename,
         url=package.url,
@@ -56,6 +58,8 @@ def _to_index_file(package: Any, *, source: str, flat: bool) -> IndexFile:
         yanked=yanked,
         size=package.size,
         flat=flat,
+        core_metadata=bool(package.has_metadata),
+        core_metadata_sha256=metadata_sha256.lower() if metadata_sha256 else None,
     )
 
 

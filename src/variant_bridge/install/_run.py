@@ -13,7 +13,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import zipfile
@@ -27,6 +26,8 @@ from packaging.utils import canonicalize_name
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
+from variant_bridge.install._markers import stage_wheel
+from variant_bridge.markers import VariantValues
 
 if TYPE_CHECKING:
     from variant_bridge.install import InstallPlan
@@ -34,21 +35,25 @@ if TYPE_CHECKING:
 __all__ = ["InstallResult", "install"]
 
 
-def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> Path:
+def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> tuple[Path, Path]:
+    """(the checked file, its staged copy): renamed for the installer, variant markers decided
+    (:mod:`._markers`)."""
     try:
         path = downloads.get(candidate)
     except HashMismatch as e:  # nothing is installed: the installer has not run
         raise InstallError(str(e)) from e
+    staged = staging / candidate.filename.base
+    label = candidate.label
+    values = VariantValues.of(candidate.variant)
+    if label is not None and candidate.variant is None:
+        values = VariantValues(label=label)
     try:
-        with zipfile.ZipFile(path):
-            pass
-    except (zipfile.BadZipFile, OSError) as e:
+        stage_wheel(path, staged, values)
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
-    staged = staging / candidate.filename.base
-    shutil.copyfile(path, staged)
-    return staged
+    return path, staged
 
 
 _STATE = """
@@ -165,9 +170,12 @@ def install(
             downloads = Downloads(Path(work) / "downloads")
         staging = Path(work) / "staging"
         staging.mkdir()
-        wheels = [_stage(c, downloads, staging) for c in plan.candidates]
+        staged = [_stage(c, downloads, staging) for c in plan.candidates]
+        wheels = [copy for _, copy in staged]
+        # The hash of the file as it came (the staged copy may have decided variant markers).
         hashes = tuple(
-            (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
+            (c.name, file_sha256(checked))
+            for c, (checked, _) in zip(plan.candidates, staged, strict=True)
         )
         # Only pip needs to know beforehand (it keeps a same-version install of another variant).
         before = _state(plan.python.executable) if plan.installer == "pip" else None

@@ -12,34 +12,46 @@ See docs/semantics.md §6.
 from __future__ import annotations
 
 import functools
-import zipfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from email.parser import HeaderParser
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.environment import Environment
-from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
+from variant_bridge.errors import (
+    IndexReadError,
+    InvalidMetadata,
+    InvalidTarget,
+    InvalidWheelFilename,
+    SelectionError,
+)
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import (
     Candidate,
+    CoreMetadataReader,
     Downloads,
     IndexSource,
     PackageFiles,
     ProblemKind,
     find_files,
-    url_to_path,
 )
-from variant_bridge.indexes.download import fetch
+from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
 from variant_bridge.mappings import MappingTables, load_tables
+from variant_bridge.markers import (
+    Dependency,
+    VariantValues,
+    evaluate_dependencies,
+    target_environment,
+)
 from variant_bridge.platform_tags import TargetPython, target_tags
 from variant_bridge.properties import NULL_LABEL
 from variant_bridge.ranking import Priorities, VariantRanker
 from variant_bridge.translate import explain_unsupported
+from variant_bridge.translate.evidence import toolkit_bound
 from variant_bridge.translate.supported import SupportedProperties
 from variant_bridge.wheel_selection import Selection, Verdict, select_wheel
 
@@ -48,10 +60,10 @@ __all__ = [
     "PackageChoice",
     "PackageRequest",
     "Target",
+    "VariantToolkit",
     "parse_request",
     "parse_requests",
     "select",
-    "wheel_requirements",
 ]
 
 
@@ -103,6 +115,12 @@ class PackageChoice:
     duplicates: tuple[Duplicate, ...] = ()
     requirements: tuple[str, ...] | None = None
     """The chosen wheel's ``Requires-Dist`` (``None`` when it could not be read cheaply)."""
+    toolkits: Mapping[str, VariantToolkit] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
+    """Label -> CUDA toolkit evidence, for every variant the target's properties allow."""
+    problems: tuple[str, ...] = ()
+    """Why the chosen wheel's requirements could not all be read (lines, markers)."""
 
     @property
     def selected(self) -> Candidate | None:
@@ -189,62 +207,13 @@ def _refuse_damaged(files: PackageFiles, selected: Candidate | None, ranker: Var
             )
 
 
-def _metadata_text(path: Path) -> str | None:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            name = next(
-                (
-                    n
-                    for n in zf.namelist()
-                    if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
-                ),
-                None,
-            )
-            return zf.read(name).decode("utf-8", "replace") if name is not None else None
-    except (OSError, zipfile.BadZipFile):
-        return None
-
-
-def wheel_requirements(
-    candidate: Candidate, downloads: Downloads, *, fetch_wheel: bool = False
-) -> tuple[str, ...] | None:
-    """``Requires-Dist`` of a wheel: from its local file, a copy this command already
-    downloaded, or a PEP 658 ``.metadata`` file.
-
-    :param fetch_wheel: download the wheel (hash-checked, into *downloads*) when nothing cheaper
-        has its requirements; ``install`` asks for this, since it needs the file anyway.
-    :returns: ``None`` when the requirements cannot be read that way.
-    """
-    local = (
-        url_to_path(candidate.url)
-        if candidate.url.startswith("file:")
-        else downloads.fetched(candidate)
-    )
-    text: str | None = None
-    if local is not None:
-        text = _metadata_text(local)
-    else:
-        response = fetch(candidate.url + ".metadata", not_found_ok=True)
-        if response is not None:
-            text = response.body.decode("utf-8", "replace")
-        elif fetch_wheel:
-            text = _metadata_text(downloads.get(candidate))
-    if text is None:
-        return None
-    return tuple(HeaderParser().parsestr(text).get_all("Requires-Dist") or ())
-
-
 def _duplicates(
-    requirements: Sequence[str], env: Environment, tables: MappingTables, required_by: str
+    dependencies: Sequence[Dependency], env: Environment, tables: MappingTables, required_by: str
 ) -> tuple[Duplicate, ...]:
     found: list[Duplicate] = []
-    for line in requirements:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if requirement.marker is not None and "extra" in str(requirement.marker):
-            continue
+    for dependency in dependencies:
+        requirement = dependency.requirement
+        line = dependency.text
         mapping = tables.names.conda_for_pypi(requirement.name)
         if mapping is None or mapping.kind != "cuda-library":
             continue
@@ -258,6 +227,108 @@ def _duplicates(
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every requested package is chosen with, computed once per call."""
+
+    target: Target
+    tables: MappingTables
+    tags: tuple[Tag, ...]
+    python_version: Version
+    markers: Mapping[str, str]
+    reader: CoreMetadataReader
+    downloads: Downloads
+    fetch_chosen: bool
+
+    @classmethod
+    def of(cls, target: Target, downloads: Downloads, *, fetch_chosen: bool) -> _Context:
+        try:
+            python_version = Version(target.python.version)
+        except InvalidVersion:
+            raise InvalidTarget(
+                f"invalid Python version {target.python.version!r}: expected e.g. '3.12' or "
+                "'3.12.4'"
+            ) from None
+        tables = load_tables()
+        return cls(
+            target,
+            tables,
+            target_tags(target.python, target.env),
+            python_version,
+            target_environment(target.env, target.python, tables=tables),
+            CoreMetadataReader(downloads),
+            downloads,
+            fetch_chosen,
+        )
+
+
+def _toolkits(files: PackageFiles, base: VariantRanker, ctx: _Context) -> dict[str, VariantToolkit]:
+    """The toolkit evidence of every variant the target's properties allow."""
+    if files.metadata is None:
+        return {}
+    allowed = [d for d in files.metadata.variants if base.assess(d).compatible]
+    return read_toolkits(
+        allowed,
+        files.candidates,
+        tags=ctx.tags,
+        reader=ctx.reader,
+        environment=ctx.markers,
+        bound=toolkit_bound(ctx.target.supported, tables=ctx.tables),
+        tables=ctx.tables,
+    )
+
+
+def _chosen_requirements(
+    selected: Candidate, ctx: _Context
+) -> tuple[tuple[str, ...] | None, tuple[Dependency, ...], tuple[str, ...]]:
+    """The chosen wheel's ``Requires-Dist``, those that apply to it on the target, problems."""
+    try:
+        metadata = ctx.reader.read(selected, download=ctx.fetch_chosen)
+    except (IndexReadError, InvalidMetadata) as e:
+        return None, (), (f"cannot read the requirements of {selected.name}: {e}",)
+    if metadata is None:
+        return None, (), ()
+    evaluated = evaluate_dependencies(
+        metadata.requires_dist, ctx.markers, VariantValues.of(selected.variant)
+    )
+    problems = tuple(f"{selected.name}: {p}" for p in evaluated.problems)
+    return metadata.requires_dist, evaluated.applying, problems
+
+
+def _choose_one(
+    request: PackageRequest, sources: Sequence[IndexSource], ctx: _Context
+) -> PackageChoice:
+    target = ctx.target
+    files = find_files(
+        request.requirement.name,
+        sources,
+        spec=request.requirement.specifier,
+        python=ctx.python_version,
+        downloads=ctx.downloads,
+        tags=ctx.tags,
+    )
+    if not files.candidates:
+        raise SelectionError(f"no wheels for {request.text} in {', '.join(files.sources)}")
+    # The one place the caller's words for an unsupported property are wired in.
+    explain = functools.partial(explain_unsupported, supported=target.supported, tables=ctx.tables)
+    priorities = Priorities.of(files.metadata)
+    toolkits = _toolkits(files, VariantRanker(target.supported, priorities, explain=explain), ctx)
+    judge = toolkit_judge(toolkits, ctx.tables.nvidia.namespace)
+    ranker = VariantRanker(target.supported, priorities, explain=explain, judge=judge)
+    selection = select_wheel(files.candidates, ranker, ctx.tags)
+    _refuse_damaged(files, selection.selected, ranker)
+    requirements: tuple[str, ...] | None = None
+    duplicates: tuple[Duplicate, ...] = ()
+    problems: tuple[str, ...] = ()
+    if selection.selected is not None:
+        requirements, applying, problems = _chosen_requirements(selection.selected, ctx)
+        duplicates = _duplicates(applying, target.env, ctx.tables, selection.selected.name)
+    return PackageChoice(
+        request.text, files, selection, duplicates, requirements,
+        MappingProxyType(toolkits), problems,
+    )  # fmt: skip
+
+
 def select(
     requests: Sequence[PackageRequest],
     sources: Sequence[IndexSource],
@@ -268,49 +339,19 @@ def select(
 ) -> tuple[PackageChoice, ...]:
     """Find and rank the wheels of every requested package for *target*.
 
+    Each variant the target's properties allow is judged by its CUDA toolkit evidence too
+    (semantics.md §8): one core metadata read per variant, PEP 658 when the index advertises it,
+    else HTTP range requests; no wheel is downloaded to choose.
+
     :param sources: where to look, in order (at least one).
     :param downloads: where remote wheels land when their variant metadata or requirements must
         be read from them; ``install`` then finds them there.
     :param fetch_chosen: download a chosen remote wheel to read its requirements (for the
-        duplicate check) when the index has no PEP 658 metadata.
+        duplicate check) when the index offers neither PEP 658 metadata nor range requests.
     :raises InvalidTarget: no source; :raises SelectionError: an unknown package or a damaged
         file that could be the best match; :raises IndexReadError: an unreachable source.
     """
     if not sources:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
-    env, python = target.env, target.python
-    tables = load_tables()
-    # The one place the caller's words for an unsupported property are wired in.
-    explain = functools.partial(explain_unsupported, supported=target.supported, tables=tables)
-    tags = target_tags(python, env)
-    try:
-        python_version = Version(python.version)
-    except InvalidVersion:
-        raise InvalidTarget(
-            f"invalid Python version {python.version!r}: expected e.g. '3.12' or '3.12.4'"
-        ) from None
-    choices: list[PackageChoice] = []
-    for request in requests:
-        files = find_files(
-            request.requirement.name,
-            sources,
-            spec=request.requirement.specifier,
-            python=python_version,
-            downloads=downloads,
-            tags=tags,
-        )
-        if not files.candidates:
-            raise SelectionError(f"no wheels for {request.text} in {', '.join(files.sources)}")
-        ranker = VariantRanker(target.supported, Priorities.of(files.metadata), explain=explain)
-        selection = select_wheel(files.candidates, ranker, tags)
-        _refuse_damaged(files, selection.selected, ranker)
-        requirements: tuple[str, ...] | None = None
-        duplicates: tuple[Duplicate, ...] = ()
-        if selection.selected is not None:
-            requirements = wheel_requirements(
-                selection.selected, downloads, fetch_wheel=fetch_chosen
-            )
-            if requirements:
-                duplicates = _duplicates(requirements, env, tables, selection.selected.name)
-        choices.append(PackageChoice(request.text, files, selection, duplicates, requirements))
-    return tuple(choices)
+    ctx = _Context.of(target, downloads, fetch_chosen=fetch_chosen)
+    return tuple(_choose_one(request, sources, ctx) for request in requests)

@@ -10,6 +10,7 @@ from typing import Any
 
 from variant_bridge.mappings._reading import (
     SUBDIR_RE,
+    Opt,
     fail,
     fields,
     listed,
@@ -48,11 +49,11 @@ def _subdir(
             fail(f"invalid subdir name {name!r}: expected '<os>-<arch>'")
 
         def build(
-            *, os: str, system: str, machines: tuple[str, ...], arch: str, cpu_family: str | None
-        ) -> SubdirInfo:
-            return SubdirInfo(
-                name, os, system, tuple(m.lower() for m in machines), arch, cpu_family
-            )
+            *, os: str, system: str, machines: tuple[str, ...], arch: str, cpu_family: str | None,
+            platform_machine: str | None,
+        ) -> SubdirInfo:  # fmt: skip
+            lowered = tuple(m.lower() for m in machines)
+            return SubdirInfo(name, os, system, lowered, arch, cpu_family, platform_machine)
 
         return record(
             build,
@@ -61,6 +62,7 @@ def _subdir(
             machines=strings(expected="a machine name"),
             arch=text(expected="an architecture name"),
             cpu_family=family,
+            platform_machine=Opt(text(expected="a platform.machine() name")),
         )(value)
 
     return read
@@ -165,6 +167,8 @@ def platform_table(families: Collection[str]) -> Callable[[Any], PlatformTable]:
                     OperatingSystem,
                     name=text(expected="a name for messages"),
                     overrides=overrides,
+                    sys_platform=Opt(text(expected="a sys.platform value")),
+                    os_name=Opt(text(expected="an os.name value")),
                 )(v)
             ),
             platform_tags=record(

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from variant_bridge.mappings._platform_schema import platform_table
@@ -48,6 +49,7 @@ from variant_bridge.mappings._reading import (
 )
 from variant_bridge.mappings.tables import (
     CpuTable,
+    CudaReleases,
     MappingTables,
     NameMapping,
     NameTable,
@@ -251,24 +253,84 @@ _pypi_name = text(_PYPI_NAME_RE, "a PyPI name")
 _PypiNames = tuple[tuple[int | None, str], ...]
 
 
+_ANY_MAJOR = "any"
+
+
 def _pypi_names(value: Any) -> _PypiNames:
-    """``name`` for every CUDA major, or ``{cuda major: name or [names]}``."""
+    """``name`` for every CUDA major, or ``{cuda major or 'any': name or [names]}``."""
     if isinstance(value, str):
         return ((None, _pypi_name(value)),)
     if not isinstance(value, Mapping) or not value:
         fail(f"expected a PyPI name or {{cuda major: name or [names]}}, got {got(value)}")
     problems = Problems()
     result: list[tuple[int | None, str]] = []
-    for major, names in value.items():
-        if isinstance(major, bool) or not isinstance(major, int) or major < 1:
-            problems.add(str(major), f"expected a CUDA major (an integer) as key, got {major!r}")
+    for key, names in value.items():
+        major: int | None = None
+        if key != _ANY_MAJOR and (isinstance(key, bool) or not isinstance(key, int) or key < 1):
+            problems.add(
+                str(key), f"expected a CUDA major (an integer) or 'any' as key, got {key!r}"
+            )
             continue
+        if key != _ANY_MAJOR:
+            major = key
         read = _pypi_name if isinstance(names, str) else strings(_PYPI_NAME_RE, "a PyPI name")
-        listed = problems.read(str(major), names, read)
+        listed = problems.read(str(key), names, read)
         if listed is not None:
             result += [(major, name) for name in ((listed,) if isinstance(listed, str) else listed)]
     problems.done()
     return tuple(result)
+
+
+_RELEASE_RE = re.compile(r"(0|[1-9][0-9]{0,8})(\.(0|[1-9][0-9]{0,8})){0,3}")
+_CUDA_MINOR_RE = re.compile(r"(1[0-9]|[1-9])\.(0|[1-9][0-9]?)")
+
+
+def _release(value: Any) -> tuple[int, ...]:
+    return tuple(
+        int(n) for n in text(_RELEASE_RE, "a version prefix like '11.3.3'")(value).split(".")
+    )
+
+
+def _cuda_minor(value: Any) -> tuple[int, int]:
+    major, minor = text(_CUDA_MINOR_RE, "a CUDA version like '12.8'")(value).split(".")
+    return int(major), int(minor)
+
+
+def _releases(value: Any) -> tuple[tuple[tuple[int, ...], tuple[int, int]], ...]:
+    if not isinstance(value, Mapping) or not value:
+        fail(f"expected a mapping of version prefix -> CUDA version, got {got(value)}")
+    problems = Problems()
+    result = []
+    for key, cuda in value.items():
+        prefix = problems.read(str(key), key, _release)
+        minor = problems.read(str(key), cuda, _cuda_minor)
+        if prefix is not None and minor is not None:
+            result.append((prefix, minor))
+    problems.done()
+    return tuple(result)
+
+
+def _specifier(value: Any) -> str:
+    spec = text(expected="a version range like '>=12,<13.1'")(value)
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        fail(f"expected a version range like '>=12,<13.1', got {spec!r}")
+    return spec
+
+
+def _cuda_rule(*, same_minor: str | None, releases: Any, source: str) -> CudaReleases:
+    if same_minor is None and not releases:
+        fail("expected same_minor, releases or both")
+    return CudaReleases(same_minor, releases, source)
+
+
+_cuda_releases = record(
+    _cuda_rule,
+    same_minor=Opt(_specifier),
+    releases=Opt(_releases, ()),
+    source=text(expected="where the rule comes from"),
+)
 
 
 def _package(value: Any) -> tuple[NameMapping, ...]:
@@ -281,7 +343,7 @@ def _package(value: Any) -> tuple[NameMapping, ...]:
 
     def build(
         *, conda: str, kind: str, pypi: _PypiNames, also_conda: tuple[str, ...], build: str | None,
-        requires: tuple[str, ...],
+        requires: tuple[str, ...], cuda: CudaReleases | None,
     ) -> tuple[NameMapping, ...]:  # fmt: skip
         return tuple(
             NameMapping(
@@ -292,6 +354,7 @@ def _package(value: Any) -> tuple[NameMapping, ...]:
                 build=build,
                 requires=tuple(t.format(cuda_major=major) for t in requires),
                 also_conda=also_conda,
+                cuda=cuda,
             )
             for major, name in pypi
         )
@@ -304,6 +367,7 @@ def _package(value: Any) -> tuple[NameMapping, ...]:
         also_conda=Opt(strings(CONDA_NAME_RE, "a conda package name"), ()),
         build=Opt(optional(text(expected="a build-string glob"))),
         requires=Opt(listed(template({"cuda_major"} if per_major else ()), "conda specs"), ()),
+        cuda=Opt(_cuda_releases),
     )(value)
 
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from variant_bridge.properties import VALUE_RE
 
 __all__ = [
     "CpuTable",
+    "CudaReleases",
     "IntRange",
     "MappingTables",
     "NameKind",
@@ -171,6 +173,13 @@ class SubdirInfo:
     arch: str
     """The CPU architecture's name in messages (``x86_64`` for ``win-64`` too)."""
     cpu_family: str | None
+    platform_machine: str | None = None
+    """PEP 508 ``platform_machine`` there, spelled as the OS reports it (``AMD64`` on
+    ``win-64``); ``None``: the first of :attr:`machines`."""
+
+    @property
+    def marker_machine(self) -> str:
+        return self.platform_machine or self.machines[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +188,10 @@ class OperatingSystem:
 
     name: str
     overrides: tuple[OverrideVariable, ...]
+    sys_platform: str | None = None
+    """PEP 508 ``sys_platform`` (``linux``, ``darwin``, ``win32``); ``None`` when it varies."""
+    os_name: str | None = None
+    """PEP 508 ``os_name`` (``posix``, ``nt``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +259,47 @@ class PlatformTable:
         return self._tag_arches.get(subdir)
 
 
+Release = tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CudaReleases:
+    """Which CUDA toolkit (``major.minor``) a CUDA component's version ships with.
+
+    ``names.yaml`` states it per component (semantics.md §8): *same_minor* is the range of
+    versions numbered after their CUDA release (``cuda-cudart 12.8.90`` -> CUDA 12.8);
+    *releases* lists the others, by version prefix (``libcufft 11.3.3`` -> CUDA 12.8). A version
+    neither covers is a gap of the table, never a guess.
+    """
+
+    same_minor: str | None
+    releases: tuple[tuple[Release, tuple[int, int]], ...]
+    source: str
+    """Where the rule comes from, in words."""
+    _specifier: SpecifierSet | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        spec = SpecifierSet(self.same_minor) if self.same_minor is not None else None
+        object.__setattr__(self, "_specifier", spec)
+
+    def cuda_of(self, release: Release) -> tuple[int, int] | None:
+        """The CUDA ``(major, minor)`` of a component version (its release numbers, a prefix
+        such as ``(12, 8)`` for a ``==12.8.*`` pin included); ``None`` when the table does not
+        know it."""
+        best: tuple[Release, tuple[int, int]] | None = None
+        for prefix, cuda in self.releases:
+            if release[: len(prefix)] == prefix and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, cuda)
+        if best is not None:
+            return best[1]
+        spec = self._specifier
+        if spec is None or len(release) < 2:
+            return None
+        if spec.contains(".".join(map(str, release)), prereleases=True):
+            return release[0], release[1]
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class NameMapping:
     """One PyPI distribution and the conda-forge package that provides the same thing."""
@@ -255,11 +309,16 @@ class NameMapping:
     conda: str
     kind: NameKind
     cuda_major: int | None = None
+    """The CUDA major this PyPI name is for (``nvidia-cublas-cu12``); ``None``: any (the real
+    variant index publishes unsuffixed ``nvidia-cublas`` for CUDA 12 and 13 alike)."""
     build: str | None = None
     """A build-string glob that selects the matching conda build (``cuda*``)."""
     requires: tuple[str, ...] = ()
     """Extra conda specs the PyPI distribution implies (``cuda-version 12.*``)."""
     also_conda: tuple[str, ...] = ()
+    cuda: CudaReleases | None = None
+    """How a version of this CUDA component says its CUDA minor; ``None``: it does not (cuDNN,
+    NCCL...: then only a ``-cuXX`` name says the major, through :attr:`cuda_major`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,12 @@ On top of PEP 825's tables: providers with ``requires`` / ``plugin-api`` / ``ena
 ``install-time`` / ``optional``, ``default-priorities.feature`` and ``.property``, and a top-level
 ``static-properties`` table, which moves onto the provider of its namespace here (ordered by
 ``default-priorities.feature`` when it lists several features).
+
+The older ``v0.0.2`` files of the real variant index say ``plugin-use`` instead of
+``install-time``: ``all`` is an install-time plugin, ``build`` and ``none`` are not (the same files
+republished as ``v0.0.3`` say ``install-time: false``). They have no ``static-properties``; the
+values of such a namespace are its ``default-priorities.property`` lists, which is exactly what the
+``v0.0.3`` republication carries as ``static-properties`` (semantics.md §9).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from variant_bridge.properties import FEATURE_RE, NAMESPACE_RE, VALUE_RE
 __all__ = ["read_pep817"]
 
 _PROVIDER_KEYS = frozenset({"enable-if", "install-time", "optional", "plugin-api", "requires"})
+_LEGACY_PROVIDER_KEYS = frozenset({"enable-if", "plugin-use", "optional", "plugin-api", "requires"})
+_PLUGIN_USE = {"all": True, "build": False, "none": False}
 # PEP 817 keeps abi_dependency out of providers although variants may use it.
 _ABI_DEPENDENCY = "abi_dependency"
 
@@ -97,12 +105,40 @@ def _marker(value: object) -> str:
     return marker
 
 
+def _plugin_use(value: object) -> bool:
+    text = f.text(value, "one of " + ", ".join(_PLUGIN_USE))
+    if text not in _PLUGIN_USE:
+        f.fail(f"expected one of {', '.join(_PLUGIN_USE)}, got {text!r}")
+    return _PLUGIN_USE[text]
+
+
+def _legacy_static(
+    properties: _PropertyPriorities, features: _FeaturePriorities
+) -> dict[str, tuple[StaticFeature, ...]]:
+    """``v0.0.2``: a namespace's ``default-priorities.property`` lists, as static values (in the
+    ``default-priorities.feature`` order, then as listed)."""
+    result: dict[str, list[StaticFeature]] = {}
+    for namespace, feature, values in properties:
+        result.setdefault(namespace, []).append(StaticFeature(feature, values))
+    ordered: dict[str, tuple[StaticFeature, ...]] = {}
+    for namespace, table in result.items():
+        rank = {name: i for i, name in enumerate(features.get(namespace, ()))}
+        ordered[namespace] = tuple(sorted(table, key=lambda s: rank.get(s.name, len(rank))))
+    return ordered
+
+
 def _provider(
     namespace: str, body: object, static: tuple[StaticFeature, ...] | None, schema: Schema
 ) -> Provider:
     table = f.mapping(body)
-    f.only_keys(table, _PROVIDER_KEYS, schema=schema.dialect, lenient=schema.lenient)
-    install_time = f.optional(table, "install-time", f.boolean)
+    legacy = schema.legacy_plugin_use
+    allowed = _LEGACY_PROVIDER_KEYS if legacy else _PROVIDER_KEYS
+    f.only_keys(table, allowed, schema=schema.dialect, lenient=schema.lenient)
+    install_time = (
+        f.optional(table, "plugin-use", _plugin_use)
+        if legacy
+        else f.optional(table, "install-time", f.boolean)
+    )
     install_time = True if install_time is None else install_time
     requires = f.optional(table, "requires", _requirements)
     if requires is None and install_time:
@@ -111,7 +147,9 @@ def _provider(
         namespace,
         requires=requires or (),
         plugin_api=f.optional(table, "plugin-api", plugin_api),
-        static_properties=static,
+        # v0.0.2 derives static values from default-priorities.property, which install-time
+        # plugins may have too: those stay plugins.
+        static_properties=None if legacy and install_time else static,
         optional=read_flag(table, "optional"),
         enable_if=f.optional(table, "enable-if", _marker),
         install_time=install_time,
@@ -148,8 +186,11 @@ def read_pep817(data: Mapping[str, object], schema: Schema) -> VariantMetadata:
         raise e.under("default-priorities") from None
     features = features or {}
     static = f.optional(data, "static-properties", lambda v: _static(v, features)) or {}
+    derived = schema.legacy_plugin_use and not static
+    if derived:
+        static = _legacy_static(properties or [], features)
     providers = _providers(data, index, static, schema)
-    for namespace in static:
+    for namespace in () if derived else static:
         if namespace not in providers:
             f.fail(
                 f"namespace {namespace!r} has static properties but no entry in providers",

@@ -14,6 +14,7 @@ from variant_bridge.metadata.schema import Schema
 from variant_bridge.properties import (
     FEATURE_RE,
     LABEL_RE,
+    LEGACY_NULL_LABEL,
     NAMESPACE_RE,
     NULL_LABEL,
     VALUE_RE,
@@ -83,7 +84,9 @@ def _variant(
             raise e.under(namespace) from None
     if label == NULL_LABEL and properties:
         f.fail(f"the {NULL_LABEL!r} variant must have no properties")
-    if not properties and label != NULL_LABEL:
+    # The PEP 817 files of the real index still label their null variant 00000000.
+    legacy_null = schema.dialect == "pep817" and label == LEGACY_NULL_LABEL
+    if not properties and label != NULL_LABEL and not legacy_null:
         f.fail(f"a variant without properties must use the label {NULL_LABEL!r}")
     return VariantDescription.of(properties, label)
 

@@ -52,6 +52,14 @@ class Schema:
     """``$schema`` as written; ``None`` when the dialect was guessed from the shape."""
     lenient: bool = False
     """A newer minor version than this reader knows: ignore keys it does not know."""
+    version: tuple[int, int, int] | None = None
+    """The version in :attr:`url` (``None`` without ``$schema``)."""
+
+    @property
+    def legacy_plugin_use(self) -> bool:
+        """``v0.0.2`` and older at the root: providers say ``plugin-use`` (``all``, ``build`` or
+        ``none``) instead of ``install-time``, and carry no ``static-properties``."""
+        return self.dialect == "pep817" and self.version is not None and self.version < (0, 0, 3)
 
 
 def _from_url(url: object) -> Schema:
@@ -76,7 +84,7 @@ def _from_url(url: object) -> Schema:
     for known, candidate in known_versions:
         if known[0] == version[0] and known <= version:
             dialect, newer = candidate, version > known
-    return Schema(dialect, url, newer)
+    return Schema(dialect, url, newer, version)
 
 
 def _from_shape(data: Mapping[str, object]) -> Dialect:

@@ -20,6 +20,7 @@ from variant_bridge.virtual_packages import (
     VERSION_SHAPES,
     applies_to,
     check_platform,
+    impossible_toolkit,
     microarchitecture_problem,
     not_on_platform,
 )
@@ -91,6 +92,13 @@ def read_conda_specs(
             record = CondaRecord(spec.name, str(spec.version), spec.build or "", subdir=platform)
             records.append((spec.text, record))
     toolkit = next((toolkits[p] for p in tables.nvidia.toolkit_packages if p in toolkits), None)
+    driver = next((vp for vp in virtual if vp.name == tables.nvidia.driver_package), None)
+    if toolkit is not None:
+        problem = impossible_toolkit(
+            toolkit.package, toolkit.version, driver.version if driver else None
+        )
+        if problem is not None:
+            raise InvalidTarget(f"--from-conda {toolkit.package}={toolkit.version}: {problem}")
     kept: list[CondaRecord] = []
     for text, record in records:
         reason = _ignored_reason(record.name, toolkit, tables)

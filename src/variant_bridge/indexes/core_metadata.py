@@ -1,0 +1,188 @@
+"""A wheel's core metadata (``METADATA``) without downloading the wheel when it can be helped.
+
+In order: the local file (a find-links wheel, or a copy this command already downloaded); the
+PEP 658 ``.metadata`` file, only when the index advertises it (hash-checked when it gives one);
+the wheel's own ``METADATA`` read with HTTP range requests (:mod:`.ranges`), also when an
+advertised ``.metadata`` file cannot be fetched; and, only when the
+caller allows it, the whole wheel through :class:`~variant_bridge.indexes.Downloads`. Whatever is
+read is size-capped (:data:`MAX_CORE_METADATA`). :class:`CoreMetadataReader` reads each wheel at
+most once per command and counts what it did.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+from variant_bridge.errors import IndexReadError, InvalidMetadata
+from variant_bridge.indexes.candidates import Candidate
+from variant_bridge.indexes.download import Downloads, fetch, url_to_path
+from variant_bridge.indexes.ranges import RangesNotSupported, open_remote_zip
+
+__all__ = [
+    "MAX_CORE_METADATA",
+    "CoreMetadata",
+    "CoreMetadataReader",
+    "MetadataSource",
+    "read_wheel_metadata",
+]
+
+MAX_CORE_METADATA = 16 * 1024 * 1024
+"""The largest ``METADATA`` read, from any source (a real one is a few KiB)."""
+
+
+class MetadataSource(enum.Enum):
+    """Where a wheel's core metadata was read; the value is how ``--json`` names it."""
+
+    LOCAL = "local file"
+    PEP658 = "PEP 658 metadata file"
+    RANGES = "HTTP range requests"
+    DOWNLOAD = "downloaded wheel"
+
+
+@dataclass(frozen=True, slots=True)
+class CoreMetadata:
+    """The fields of a wheel's ``METADATA`` the bridge reads."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...]
+    requires_python: str | None
+    source: MetadataSource
+    where: str
+    """The URL or path it was read from."""
+
+    @classmethod
+    def parse(cls, text: str, source: MetadataSource, where: str) -> CoreMetadata:
+        headers = HeaderParser().parsestr(text)
+        requires_python = headers.get("Requires-Python")
+        return cls(
+            str(headers.get("Name") or "").strip(),
+            str(headers.get("Version") or "").strip(),
+            tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ()),
+            str(requires_python).strip() if requires_python else None,
+            source,
+            where,
+        )
+
+
+def _metadata_member(archive: zipfile.ZipFile, where: str) -> zipfile.ZipInfo:
+    found = [
+        info
+        for info in archive.infolist()
+        if info.filename.count("/") == 1 and info.filename.endswith(".dist-info/METADATA")
+    ]
+    if len(found) != 1:
+        what = "no" if not found else "more than one"
+        raise InvalidMetadata(f"{where}: {what} *.dist-info/METADATA")
+    if found[0].file_size > MAX_CORE_METADATA:
+        raise InvalidMetadata(
+            f"{where}!{found[0].filename} is {found[0].file_size} bytes, more than the "
+            f"{MAX_CORE_METADATA} read: refused"
+        )
+    return found[0]
+
+
+def _read_member(archive: zipfile.ZipFile, where: str) -> str:
+    info = _metadata_member(archive, where)
+    with archive.open(info) as member:
+        data = member.read(MAX_CORE_METADATA + 1)  # the header's size may lie
+    if len(data) > MAX_CORE_METADATA:
+        raise InvalidMetadata(f"{where}!{info.filename} is larger than {MAX_CORE_METADATA} bytes")
+    return data.decode("utf-8", "replace")
+
+
+def read_wheel_metadata(path: Path, source: MetadataSource = MetadataSource.LOCAL) -> CoreMetadata:
+    """The core metadata of a local wheel.
+
+    :raises InvalidMetadata: naming the wheel: not a zip, no (or several) ``METADATA``, too big.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            text = _read_member(archive, str(path))
+    except (OSError, zipfile.BadZipFile) as e:
+        raise InvalidMetadata(f"{path}: not a readable wheel: {e}") from e
+    return CoreMetadata.parse(text, source, str(path))
+
+
+class CoreMetadataReader:
+    """Reads wheels' core metadata for one command: each wheel at most once, counted.
+
+    :param downloads: the command's downloads (a wheel already there is read locally; with
+        *download_wheels*, a wheel is downloaded there when nothing cheaper works).
+    :param download_wheels: allow downloading a whole wheel as the last resort.
+    """
+
+    __slots__ = ("_cache", "download_wheels", "downloads", "stats")
+
+    def __init__(self, downloads: Downloads, *, download_wheels: bool = False) -> None:
+        self.downloads = downloads
+        self.download_wheels = download_wheels
+        self._cache: dict[str, CoreMetadata | None] = {}
+        self.stats: Counter[MetadataSource] = Counter()
+        """How many wheels were read from each source."""
+
+    def read(self, candidate: Candidate, *, download: bool | None = None) -> CoreMetadata | None:
+        """The core metadata of *candidate*; ``None`` when it cannot be had without downloading
+        the wheel and that is not allowed (a server without PEP 658 files or range requests).
+
+        :param download: allow downloading the whole wheel this time (default: the reader's
+            *download_wheels*).
+        :raises IndexReadError: a source cannot be read (naming the URL and the reason).
+        :raises InvalidMetadata: the metadata is damaged, too big, or does not match its hash.
+        """
+        allowed = self.download_wheels if download is None else download
+        found = self._cache.get(candidate.url)
+        if found is not None or (candidate.url in self._cache and not allowed):
+            return found
+        found = self._read(candidate, allowed)
+        self._cache[candidate.url] = found
+        if found is not None:
+            self.stats[found.source] += 1
+        return found
+
+    def _read(self, candidate: Candidate, download: bool) -> CoreMetadata | None:
+        url = candidate.url
+        local = url_to_path(url) if url.startswith("file:") else self.downloads.fetched(candidate)
+        if local is not None:
+            return read_wheel_metadata(local)
+        failed: IndexReadError | None = None
+        if candidate.core_metadata:
+            try:
+                return self._pep658(candidate)
+            except IndexReadError as e:  # an advertised file that cannot be had: the wheel may
+                failed = e
+        try:
+            with open_remote_zip(url) as archive:
+                text = _read_member(archive, url)
+            return CoreMetadata.parse(text, MetadataSource.RANGES, url)
+        except RangesNotSupported:
+            if not download:
+                if failed is not None:
+                    raise failed from None
+                return None
+        except IndexReadError:
+            if failed is not None:
+                raise failed from None
+            raise
+        return read_wheel_metadata(self.downloads.get(candidate), MetadataSource.DOWNLOAD)
+
+    def _pep658(self, candidate: Candidate) -> CoreMetadata:
+        url = candidate.url + ".metadata"
+        response = fetch(url, max_bytes=MAX_CORE_METADATA)
+        assert response is not None  # not_found_ok is off
+        expected = candidate.core_metadata_sha256
+        if expected is not None:
+            actual = hashlib.sha256(response.body).hexdigest()
+            if actual != expected:
+                raise InvalidMetadata(
+                    f"{url}: sha256 {actual} does not match the {expected} the index advertised"
+                )
+        return CoreMetadata.parse(
+            response.body.decode("utf-8", "replace"), MetadataSource.PEP658, url
+        )

@@ -1,0 +1,299 @@
+"""Which CUDA toolkit a variant was built against, from evidence, never from its label.
+
+Real publishers do not always say it in the variant properties: torch 2.9.0's ``cuda12.6`` and
+``cuda12.8`` both declare ``cuda_version_lower_bound :: 12.0`` and differ by the CUDA component
+wheels each pins (``nvidia-cublas==12.8.4.1; variant_label == 'cuda12.8'``). The evidence of a
+variant is its minor-precise lower bound and every pinned CUDA component that ``names.yaml`` maps
+to a CUDA release; the strongest (newest) one is the variant's toolkit (semantics.md §8).
+
+:func:`toolkit_evidence` computes it from a :class:`~variant_bridge.properties.VariantDescription`
+and the ``Requires-Dist`` that apply to that variant (variant markers already evaluated, see
+:mod:`variant_bridge.markers`); :func:`judge_toolkit` says whether the toolkit policy accepts it.
+
+>>> from packaging.requirements import Requirement
+>>> from variant_bridge.properties import VariantDescription
+>>> variant = VariantDescription.parse("cuda12.8: nvidia :: cuda_version_lower_bound :: 12.0")
+>>> found = toolkit_evidence(variant, [Requirement("nvidia-cublas==12.8.4.1")])
+>>> str(found.toolkit), found.strongest.text
+('12.8', 'pins nvidia-cublas 12.8.4.1 (conda: libcublas, CUDA 12.8)')
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from variant_bridge.environment import Environment, PythonDistribution, Toolkit
+from variant_bridge.mappings import MappingTables, NameMapping, load_tables
+from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
+from variant_bridge.platform_tags import TargetPython
+from variant_bridge.properties import VariantDescription
+from variant_bridge.translate import cuda
+from variant_bridge.translate._words import toolkit_text
+from variant_bridge.translate.supported import Bound, Limit, NvidiaBasis, SupportedProperties
+
+__all__ = [
+    "CudaVersion",
+    "Evidence",
+    "EvidenceKind",
+    "InstalledToolkit",
+    "ToolkitEvidence",
+    "installed_toolkit",
+    "judge_toolkit",
+    "toolkit_bound",
+    "toolkit_evidence",
+]
+
+
+class EvidenceKind(enum.Enum):
+    """What one piece of evidence is; the value is how ``--json`` names it."""
+
+    LOWER_BOUND = "lower-bound"
+    """The variant's ``nvidia :: cuda_version_lower_bound``."""
+    PINNED_COMPONENT = "pinned-component"
+    """A ``Requires-Dist`` pinning a CUDA component wheel (``nvidia-cublas==12.8.4.1``)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class CudaVersion:
+    """A CUDA ``major.minor``, or a major alone when that is all the evidence says."""
+
+    major: int
+    minor: int | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """For ordering: a major alone sorts below every minor of it."""
+        return (self.major, -1 if self.minor is None else self.minor)
+
+    def __str__(self) -> str:
+        return str(self.major) if self.minor is None else f"{self.major}.{self.minor}"
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One fact saying which CUDA a variant was built against, with its display text."""
+
+    kind: EvidenceKind
+    cuda: CudaVersion
+    text: str
+    """``pins nvidia-cublas 12.8.4.1 (conda: libcublas, CUDA 12.8)`` or
+    ``declares cuda_version_lower_bound 12.8``."""
+    pypi: str | None = None
+    """The pinned component's PyPI name (canonical), for :attr:`EvidenceKind.PINNED_COMPONENT`."""
+    version: str | None = None
+    """The pinned version (or the lower bound's value)."""
+    conda: str | None = None
+    """The conda package the component is (``libcublas``)."""
+    rule: str | None = None
+    """The source of the ``names.yaml`` rule that placed the version."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolkitEvidence:
+    """Everything known about the CUDA toolkit of one variant."""
+
+    label: str
+    evidence: tuple[Evidence, ...] = ()
+    gaps: tuple[str, ...] = ()
+    """CUDA components pinned at versions ``names.yaml`` cannot place (a table gap), in words."""
+
+    @property
+    def strongest(self) -> Evidence | None:
+        """The newest evidence; of equals, a pin (what the build ships) before a lower bound (a
+        floor), then the first found."""
+        best: Evidence | None = None
+        for item in self.evidence:
+            if best is None or _strength(item) > _strength(best):
+                best = item
+        return best
+
+    @property
+    def toolkit(self) -> CudaVersion | None:
+        strongest = self.strongest
+        return strongest.cuda if strongest is not None else None
+
+    @property
+    def known(self) -> bool:
+        """A minor-precise toolkit is known (a major alone leaves it unknown)."""
+        toolkit = self.toolkit
+        return toolkit is not None and toolkit.minor is not None
+
+    def summary(self) -> str:
+        """``toolkit CUDA 12.8: pins nvidia-cublas 12.8.4.1 (...)``, ``toolkit CUDA 12.0 or
+        newer: declares cuda_version_lower_bound 12.0`` (a floor only), or why it is unknown."""
+        strongest = self.strongest
+        if strongest is None or strongest.cuda.minor is None:
+            known = f" beyond CUDA {strongest.cuda} ({strongest.text})" if strongest else ""
+            return (
+                f"CUDA toolkit unknown{known}: no minor-precise cuda_version_lower_bound and no "
+                "pinned CUDA component names.yaml can place"
+            )
+        if strongest.kind is EvidenceKind.LOWER_BOUND:
+            return (
+                f"toolkit CUDA {strongest.cuda} or newer: {strongest.text}, no CUDA component pin"
+            )
+        return f"toolkit CUDA {strongest.cuda}: {strongest.text}"
+
+
+def _strength(item: Evidence) -> tuple[tuple[int, int], bool]:
+    return item.cuda.key, item.kind is EvidenceKind.PINNED_COMPONENT
+
+
+def _lower_bounds(description: VariantDescription, tables: MappingTables) -> list[Evidence]:
+    table = tables.nvidia
+    names = {f.name for f in table.features if f.rule == "cuda_lower_bound"}
+    found: list[Evidence] = []
+    for prop in description.properties:
+        if prop.namespace != table.namespace or prop.feature not in names:
+            continue
+        shape = cuda.major_minor(prop.value)
+        if shape is None:
+            continue
+        version = CudaVersion(shape[0], shape[1] if "." in prop.value else None)
+        text = f"declares {prop.feature} {prop.value}"
+        found.append(Evidence(EvidenceKind.LOWER_BOUND, version, text, version=prop.value))
+    # Values of one feature are OR-ed: the lowest is all the variant promises.
+    return sorted(found, key=lambda e: e.cuda.key)[:1]
+
+
+def _pinned(requirement: Requirement) -> tuple[str, tuple[int, ...]] | None:
+    """``==12.8.4.1`` -> ("12.8.4.1", (12, 8, 4, 1)); ``==12.8.*`` -> ("12.8.*", (12, 8));
+    anything but one exact pin -> ``None``."""
+    specs = list(requirement.specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "==="):
+        return None
+    text = specs[0].version
+    try:
+        release = Version(text.removesuffix(".*")).release
+    except InvalidVersion:
+        return None
+    return text, release
+
+
+def _component(requirement: Requirement, mapping: NameMapping) -> Evidence | str | None:
+    """The evidence one pin gives, a table gap in words, or ``None`` (it says nothing)."""
+    pinned = _pinned(requirement)
+    if pinned is None:
+        return None
+    version, release = pinned
+    pypi = canonicalize_name(requirement.name)
+    where = f"conda: {mapping.conda}"
+    if mapping.cuda is not None:
+        minor = mapping.cuda.cuda_of(release)
+        if minor is not None:
+            said = CudaVersion(*minor)
+            text = f"pins {pypi} {version} ({where}, CUDA {said})"
+            return Evidence(
+                EvidenceKind.PINNED_COMPONENT, said, text, pypi, version, mapping.conda,
+                mapping.cuda.source,
+            )  # fmt: skip
+    if mapping.cuda_major is not None:
+        said = CudaVersion(mapping.cuda_major)
+        text = f"pins {pypi} {version} ({where}, CUDA {said} by its name)"
+        return Evidence(EvidenceKind.PINNED_COMPONENT, said, text, pypi, version, mapping.conda)
+    if mapping.cuda is not None:
+        return f"names.yaml has no CUDA release for {mapping.conda} {version} (pinned as {pypi})"
+    return None
+
+
+def toolkit_evidence(
+    description: VariantDescription,
+    requirements: Iterable[Requirement],
+    *,
+    tables: MappingTables | None = None,
+) -> ToolkitEvidence:
+    """The CUDA toolkit evidence of one variant.
+
+    :param requirements: the ``Requires-Dist`` that apply to this variant on the target (variant
+        markers evaluated, extras left out); their markers are not read again.
+    """
+    tables = tables if tables is not None else load_tables()
+    evidence = _lower_bounds(description, tables)
+    gaps: list[str] = []
+    for requirement in requirements:
+        mapping = tables.names.conda_for_pypi(requirement.name)
+        if mapping is None or mapping.kind != "cuda-library":
+            continue
+        found = _component(requirement, mapping)
+        if isinstance(found, Evidence):
+            evidence.append(found)
+        elif found is not None:
+            gaps.append(found)
+    return ToolkitEvidence(description.label, tuple(evidence), tuple(gaps))
+
+
+def toolkit_bound(
+    supported: SupportedProperties, *, tables: MappingTables | None = None
+) -> Bound | None:
+    """The toolkit the forward translation compared lower bounds with, or ``None`` when it
+    used the driver policy (or the toolkit could not be read)."""
+    tables = tables if tables is not None else load_tables()
+    basis = supported.bases.get(tables.nvidia.namespace)
+    if not isinstance(basis, NvidiaBasis):
+        return None
+    for bounds in basis.bounds.values():
+        for bound in bounds:
+            if bound.limit is Limit.TOOLKIT_AT_LEAST:
+                return bound
+    return None
+
+
+def judge_toolkit(evidence: ToolkitEvidence, bound: Bound | None) -> str | None:
+    """Why the toolkit policy refuses a variant by its evidence; ``None`` when it does not.
+
+    With evidence ``W`` and the toolkit ``T`` of *bound*: consistent only if ``major(W) ==
+    major(T)`` and ``W <= T`` (a major alone compares by major). No *bound* (driver policy) or no
+    evidence: nothing to refuse.
+    """
+    strongest = evidence.strongest
+    if bound is None or strongest is None:
+        return None
+    said, (major, minor) = strongest.cuda, bound.version
+    fact = bound.fact
+    owner = toolkit_text(fact) if isinstance(fact, Toolkit) else f"the toolkit is {major}.{minor}"
+    if said.major != major:
+        return f"{evidence.label} {strongest.text} but {owner} (CUDA {major})"
+    if said.minor is not None and said.minor > minor:
+        return f"{evidence.label} {strongest.text} but {owner}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledToolkit:
+    """The toolkit evidence of an installed variant wheel, judged against its environment."""
+
+    evidence: ToolkitEvidence
+    refused: str | None
+    """Why the toolkit policy would not have chosen it (the environment's mismatch), or ``None``."""
+    problems: tuple[str, ...] = ()
+
+
+def installed_toolkit(
+    dist: PythonDistribution,
+    env: Environment,
+    supported: SupportedProperties,
+    *,
+    tables: MappingTables | None = None,
+) -> InstalledToolkit | None:
+    """The evidence of an installed (or locked) variant wheel from its own ``Requires-Dist``,
+    as ``select`` would judge it in *env*; ``None`` for a wheel that is no known variant."""
+    description = dist.variant
+    if description is None or description.is_null:
+        return None
+    tables = tables if tables is not None else load_tables()
+    python = TargetPython(env.python or "0.0")
+    environment = target_environment(env, python, tables=tables)
+    if env.python is None:
+        del environment["python_version"]  # unknown: a marker using it is a problem, not 0.0
+    evaluated = evaluate_dependencies(dist.requires, environment, VariantValues.of(description))
+    found = toolkit_evidence(
+        description, [d.requirement for d in evaluated.applying], tables=tables
+    )
+    refused = judge_toolkit(found, toolkit_bound(supported, tables=tables))
+    return InstalledToolkit(found, refused, evaluated.problems + found.gaps)

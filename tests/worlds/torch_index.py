@@ -1,0 +1,68 @@
+"""A world shaped like the real torch variant index, from real data only.
+
+- ``torch-2.9.0-variants.json``: the real file of wheelnext/variants-index-test (v0.0.3),
+  copied verbatim (labels ``cuda12.6``, ``cuda12.8``, ``cuda13.0``, ``rocm6.3``, ``rocm6.4``,
+  ``xpu``, ``null``; both CUDA 12 builds declare ``cuda_version_lower_bound :: 12.0``).
+- one ``torch-2.9.0-py3-none-any-<label>.whl`` per label, whose ``variant.json`` is that label's
+  entry of the real file and whose ``METADATA`` carries the real ``Requires-Dist`` lines of the
+  torch 2.10 declaration (wheelnext/variant-repack ``deps_add_list``: ``nvidia-cublas==12.8.4.1;
+  platform_system == 'Linux' and variant_label == 'cuda12.8'``...);
+- a plain wheel for every ``name==version`` those lines pin (the CUDA component wheels, triton,
+  cuda-bindings, the Intel runtime), so an installer can resolve the chosen build's pins.
+
+:func:`~tests.worlds.dialects.uv_readable_document` renders the same variants and priorities in
+the dialect uv 0.13.9 reads, for comparing with uv.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from tests.worlds.dialects import uv_readable_document
+from tests.worlds.wheels import make_wheel
+
+__all__ = [
+    "TORCH_VARIANTS",
+    "build_torch_index",
+    "declared_lines",
+    "real_document",
+    "uv_readable_document",
+]
+
+TORCH_VARIANTS = "real/variants-index-test/v0.0.3/torch/torch-2.9.0-variants.json"
+DECLARATION = "maint/variant-repack/torch-2.10_variant_config.toml"
+_PIN_RE = re.compile(r"^\s*(?P<name>[A-Za-z0-9._-]+)==(?P<version>[A-Za-z0-9.]+)\s*;")
+
+
+def declared_lines(corpus: Path) -> list[str]:
+    """The ``Requires-Dist`` lines the torch 2.10 variant wheels were declared with."""
+    config = tomlkit.parse((corpus / DECLARATION).read_text())
+    return [str(line) for line in config["metadata_configs"]["torch"]["deps_add_list"]]  # type: ignore[index,union-attr]
+
+
+def real_document(corpus: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((corpus / TORCH_VARIANTS).read_text())
+    return document
+
+
+def build_torch_index(corpus: Path, root: Path, *, tags: str = "py3-none-any") -> Path:
+    """Write the torch world into *root* (flat: find-links directory and index alike)."""
+    root.mkdir(parents=True, exist_ok=True)
+    document = real_document(corpus)
+    (root / "torch-2.9.0-variants.json").write_text((corpus / TORCH_VARIANTS).read_text())
+    lines = declared_lines(corpus)
+    for label, properties in document["variants"].items():
+        one = {**document, "variants": {label: properties}}
+        make_wheel(
+            root, "torch", "2.9.0", label=label, tags=tags, requires=lines,
+            variant_json=json.dumps(one, indent=4),
+        )  # fmt: skip
+    pinned = {(m["name"], m["version"]) for line in lines if (m := _PIN_RE.match(line))}
+    for name, version in sorted(pinned):
+        make_wheel(root, name, version)
+    return root
