@@ -38,11 +38,14 @@ def console_script() -> str:
 
 
 def clean_env() -> dict[str, str]:
-    # Same inputs for both: no override or prefix leaking in from the caller's shell.
+    # Same inputs for both: no override or prefix leaking in from the caller's shell. Bytecode is
+    # cached as for any installed package (an editable install under PYTHONDONTWRITEBYTECODE=1
+    # would compile every module of ours on every run, which no user's install does).
     return {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX"))
+        and k != "PYTHONDONTWRITEBYTECODE"
     }
 
 

@@ -79,8 +79,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vb-bench-install-") as tmp:
         wheels, python = build(Path(tmp))
         prefix = _prefix(Path(tmp))
+        # Bytecode is cached as for an installed package (see bench_detect.clean_env).
         clean = {k: v for k, v in os.environ.items()
-                 if not k.startswith(("CONDA_", "NV_VARIANT_PROVIDER_FORCE_", "UV_"))}  # fmt: skip
+                 if not k.startswith(("CONDA_", "NV_VARIANT_PROVIDER_FORCE_", "UV_"))
+                 and k != "PYTHONDONTWRITEBYTECODE"}  # fmt: skip
         clean["UV_CACHE_DIR"] = str(Path(tmp) / "uv-cache")
         ours = [
             str(BIN / "variant-bridge"), "install", "gpupkg", "-f", str(wheels),
