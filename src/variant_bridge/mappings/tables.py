@@ -19,6 +19,8 @@ from packaging.utils import canonicalize_name
 from variant_bridge.properties import VALUE_RE
 
 __all__ = [
+    "CPU_TABLE_FILES",
+    "TABLE_FILES",
     "CpuTable",
     "IntRange",
     "MappingTables",
@@ -35,6 +37,10 @@ __all__ = [
     "SubdirInfo",
     "TagAlias",
 ]
+
+TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
+"""The package's YAML files, one per table."""
+CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
 
 NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
 NameKind = Literal["cuda-library", "cuda-meta", "python"]
