@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from packaging.utils import canonicalize_name
-
 from variant_bridge.properties import VALUE_RE
 
 __all__ = [
@@ -292,6 +290,8 @@ class NameTable:
 
     def conda_for_pypi(self, name: str) -> NameMapping | None:
         """The conda package for a PyPI name (any spelling: ``Nvidia_Cublas-CU12`` works)."""
+        from packaging.utils import canonicalize_name  # lazy: packaging costs ~10 ms to import
+
         return self._by_pypi.get(canonicalize_name(name))
 
     def pypi_for_conda(self, name: str) -> tuple[NameMapping, ...]:

@@ -8,7 +8,6 @@ property; both word an unknown value the same way (semantics.md §4).
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass
 
@@ -100,6 +99,8 @@ def profile(table: CpuTable, name: str) -> CpuProfile | str:
 
     target = archspec.cpu.TARGETS.get(name)
     if target is None:
+        import difflib  # lazy: only on the error path
+
         close = difflib.get_close_matches(name, list(archspec.cpu.TARGETS), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return f"{quote(name)} is not a microarchitecture archspec {archspec_version()} knows{hint}"
