@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable
@@ -49,27 +50,29 @@ def profiles(table: CpuTable) -> dict[str, CpuProfile]:
     """Every microarchitecture of the table's family, computed once from archspec."""
     import archspec.cpu
 
-    targets = {
-        name: t
-        for name, t in archspec.cpu.TARGETS.items()
-        if t.family.name == table.archspec_family
+    return {
+        name: _profile(table, target)
+        for name, target in archspec.cpu.TARGETS.items()
+        if target.family.name == table.archspec_family
     }
-    universe = flag_features(table)
-    cap = targets.get(table.archspec_name(table.max_value))
-    result: dict[str, CpuProfile] = {}
-    for name, target in targets.items():
-        generic = target.generic
-        if cap is not None and cap in generic.ancestors:
-            generic = cap  # the provider ranks nothing above its max; cap like it does
-        chain = [generic, *sorted(generic.ancestors, key=lambda a: -len(a.ancestors))]
-        generations = tuple(
-            v
-            for v in (table.value_for(t.name) for t in chain if t.vendor == "generic")
-            if v is not None
-        )
-        flags = tuple(f for f in universe if f in target)
-        result[name] = CpuProfile(name, generic.name, generations, flags)
-    return result
+
+
+def _profile(table: CpuTable, target: Any) -> CpuProfile:
+    """What archspec's *target* (of the table's family) supports."""
+    import archspec.cpu
+
+    generic = target.generic
+    cap = archspec.cpu.TARGETS.get(table.archspec_name(table.max_value))
+    if cap is not None and cap in generic.ancestors:
+        generic = cap  # the provider ranks nothing above its max; cap like it does
+    chain = [generic, *sorted(generic.ancestors, key=lambda a: -len(a.ancestors))]
+    generations = tuple(
+        v
+        for v in (table.value_for(t.name) for t in chain if t.vendor == "generic")
+        if v is not None
+    )
+    flags = tuple(f for f in flag_features(table) if f in target)
+    return CpuProfile(target.name, generic.name, generations, flags)
 
 
 @functools.cache
@@ -91,13 +94,13 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
 
 
 def profile(table: CpuTable, name: str) -> CpuProfile | str:
-    """What microarchitecture *name* supports, or why it cannot be used."""
-    found = profiles(table).get(name)
-    if found is not None:
-        return found
+    """What microarchitecture *name* supports, or why it cannot be used (only *name*'s profile
+    is computed: detection needs one, and all of them cost ~4 ms)."""
     import archspec.cpu
 
     target = archspec.cpu.TARGETS.get(name)
+    if target is not None and target.family.name == table.archspec_family:
+        return _profile(table, target)
     if target is None:
         import difflib  # lazy: only on the error path
 
