@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidTarget, quote
 
 __all__ = [
@@ -62,7 +62,7 @@ def _version(components: str, digits: int = 4) -> re.Pattern[str]:
     return re.compile(rf"{number}(?:\.{number}){components}", re.ASCII)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VersionShape:
     """What a virtual package's version must look like.
 

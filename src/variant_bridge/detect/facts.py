@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from variant_bridge._values import value
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.mappings import MappingTables, load_tables
@@ -48,7 +48,7 @@ _CMAKE_ARCH = re.compile(r"([0-9]{1,2})([0-9])", re.ASCII)
 _PROVIDER_NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Fact:
     """One declared fact about a virtual package.
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Literal
 
+from variant_bridge._values import value
 from variant_bridge.properties import VALUE_RE
 
 __all__ = [
@@ -46,7 +47,7 @@ NameKind = Literal["cuda-library", "cuda-meta", "python"]
 _PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class IntRange:
     """An inclusive range of integers, e.g. CUDA majors 11..15."""
 
@@ -60,7 +61,7 @@ class IntRange:
         return f"{self.low}..{self.high}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class OverrideVariable:
     """Environment variables that override one virtual package, in both worlds."""
 
@@ -70,7 +71,7 @@ class OverrideVariable:
     """The wheel-variant provider's own variable for the same fact, if it has one."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaFeature:
     """One ``nvidia`` feature: its value rule and reverse spec templates per value kind."""
 
@@ -82,7 +83,7 @@ class NvidiaFeature:
     """Value kind (``version``; ``real`` / ``virtual`` for ``sm_arch``) -> spec templates."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaTable:
     """``nvidia.yaml``."""
 
@@ -112,7 +113,7 @@ class NvidiaTable:
         return next(o for o in self.overrides if o.virtual_package == virtual_package)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuTable:
     """``x86_64.yaml`` / ``aarch64.yaml``: a CPU namespace over archspec's database."""
 
@@ -162,7 +163,7 @@ class CpuTable:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SubdirInfo:
     """One conda subdir from ``platform.yaml``."""
 
@@ -177,7 +178,7 @@ class SubdirInfo:
     cpu_family: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class OperatingSystem:
     """One OS (a subdir prefix): its name in messages and its version overrides."""
 
@@ -185,7 +186,7 @@ class OperatingSystem:
     overrides: tuple[OverrideVariable, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TagAlias:
     """A legacy platform tag name and the PEP 600 tag it means (``manylinux2014``)."""
 
@@ -196,7 +197,7 @@ class TagAlias:
     """Architectures the legacy name was defined for; ``None``: every one."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PlatformTagRule:
     """How one family of wheel platform tags maps to conda (``manylinux_X_Y`` -> ``__glibc``)."""
 
@@ -213,7 +214,7 @@ class PlatformTagRule:
         object.__setattr__(self, "regex", re.compile(self.pattern))
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PlatformTable:
     """``platform.yaml``."""
 
@@ -250,7 +251,7 @@ class PlatformTable:
         return self._tag_arches.get(subdir)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NameMapping:
     """One PyPI distribution and the conda-forge package that provides the same thing."""
 
@@ -266,7 +267,7 @@ class NameMapping:
     also_conda: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NameTable:
     """``names.yaml`` with lookups in both directions."""
 
@@ -299,7 +300,7 @@ class NameTable:
         return self._by_conda.get(name, ())
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class MappingTables:
     """All tables, validated."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from variant_bridge._values import value
 from variant_bridge.environment import CudaPolicy, Toolkit, VirtualPackage
 from variant_bridge.properties import VariantFeature, VariantProperty
 
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
 class SupportedFeature:
     """One feature with its supported values, most preferred first."""
 
@@ -48,7 +49,7 @@ class SupportedFeature:
         return VariantFeature(self.namespace, self.feature)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
 class NvidiaValue:
     """An ``nvidia`` property value, read: ``12.8`` -> (version, 12, 8); ``90_real`` -> (real,
     9, 0)."""
@@ -95,7 +96,7 @@ _ADMITS: Mapping[Limit, Callable[[NvidiaValue, tuple[int, int]], bool]] = Mappin
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
 class Bound:
     """One rule the values of an nvidia feature had to meet, and the fact it came from.
 
@@ -112,21 +113,21 @@ class Bound:
         return _ADMITS[self.limit](value, self.version)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaBasis:
     """The bounds of each nvidia feature (also of a feature left with no value)."""
 
     bounds: Mapping[str, tuple[Bound, ...]] = field(hash=False)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuBasis:
     """The ``__archspec`` a CPU namespace's values come from."""
 
     microarchitecture: VirtualPackage
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class AbiBasis:
     """``abi_dependency`` feature -> what provides it (``torch 2.9.1 (PyPI)``)."""
 
@@ -138,7 +139,7 @@ Basis = NvidiaBasis | CpuBasis | AbiBasis
 _NO_BASES: Mapping[str, Basis] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SupportedProperties:
     """Supported features in priority order, plus namespaces known to be unsupported."""
 
