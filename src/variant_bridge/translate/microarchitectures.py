@@ -9,9 +9,9 @@ property; both word an unknown value the same way (semantics.md §4).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
+from variant_bridge._values import value
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable
 from variant_bridge.properties import FEATURE_RE, VariantProperty
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuProfile:
     """What one microarchitecture supports: generation values (newest first) and flags."""
 
@@ -93,9 +93,10 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
     return (*table.flag_order, *extra)
 
 
+@functools.cache
 def profile(table: CpuTable, name: str) -> CpuProfile | str:
     """What microarchitecture *name* supports, or why it cannot be used (only *name*'s profile
-    is computed: detection needs one, and all of them cost ~4 ms)."""
+    is computed, once: detection needs one, and all of them cost ~4 ms)."""
     import archspec.cpu
 
     target = archspec.cpu.TARGETS.get(name)
