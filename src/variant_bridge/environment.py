@@ -11,10 +11,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import field, replace
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from variant_bridge._values import value
-from variant_bridge.properties import VariantDescription
+
+if TYPE_CHECKING:
+    from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "CUDA_POLICIES",

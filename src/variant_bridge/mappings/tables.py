@@ -8,6 +8,7 @@ namespaces (docs/semantics.md §1-6).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -15,7 +16,6 @@ from types import MappingProxyType
 from typing import Literal
 
 from variant_bridge._values import value
-from variant_bridge.properties import VALUE_RE
 
 __all__ = [
     "CPU_TABLE_FILES",
@@ -158,6 +158,8 @@ class CpuTable:
             and archspec_name.endswith(suffix)
             and len(archspec_name) > len(prefix) + len(suffix)
         ):
+            from variant_bridge.properties import VALUE_RE  # lazy: detection reads no property
+
             value = archspec_name[len(prefix) : len(archspec_name) - len(suffix)]
             return value if VALUE_RE.fullmatch(value) else None
         return None
@@ -208,10 +210,16 @@ class PlatformTagRule:
     virtual_package: str | None
     arches: Mapping[str, tuple[str, ...]] | None = field(hash=False)
     """Tag architecture -> subdirs; ``None``: any subdir (of :attr:`os`, when set)."""
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern))
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """:attr:`pattern`, compiled on first use (detection never reads a platform tag)."""
+        return _compiled_pattern(self.pattern)
+
+
+@functools.cache
+def _compiled_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 @value
