@@ -4,26 +4,39 @@ Microarchitecture facts come from archspec (imported lazily, computed once per t
 the tables: which names exist, their generic level or architecture version, their feature flags.
 The forward translation reads a machine's profile; the reverse one collects the names that have a
 property; both word an unknown value the same way (semantics.md §4).
+
+A machine's profile comes from a snapshot of archspec's answers (``_archspec_snapshot.py``) when
+that was generated from the very database archspec would read now: archspec's package data, like
+the mapping tables are ours, checked by size and CRC-32 (see ``_archspec_compiler``). This is the
+one place the pure core looks at a variable: archspec's own ``ARCHSPEC_CPU_DIR`` and
+``ARCHSPEC_EXTENSION_CPU_DIR``, which point it at another database (then archspec is asked).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from variant_bridge._values import value
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable
-from variant_bridge.properties import FEATURE_RE, VariantProperty
+
+if TYPE_CHECKING:
+    from variant_bridge.properties import VariantProperty
 
 __all__ = [
     "CpuProfile",
     "archspec_version",
+    "database_path",
     "flag_features",
     "generation_values",
     "names_with",
     "profile",
     "profiles",
+    "snapshot_profiles",
     "unknown_reason",
     "value_reason",
 ]
@@ -39,10 +52,44 @@ class CpuProfile:
     flags: tuple[str, ...]
 
 
+# archspec reads another database (or extends its own) when these are set.
+_DATABASE_VARIABLES = ("ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR")
+
+
 def archspec_version() -> str:
     import archspec
 
     return str(getattr(archspec, "__version__", "?"))
+
+
+def database_path() -> Path:
+    """The microarchitecture database archspec ships (and reads, unless told otherwise)."""
+    import archspec  # the package alone: a version string, no detection, no database
+
+    return Path(archspec.__file__).parent / "json" / "cpu" / "microarchitectures.json"
+
+
+def snapshot_profiles(
+    table: CpuTable, *, environ: Mapping[str, str] = os.environ, database: Path | None = None
+) -> Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...]]] | None:
+    """The snapshot's profiles for *table* when they are archspec's answers here and now (same
+    archspec version, same database file, same table, no database variable set), else ``None``."""
+    from variant_bridge.mappings._compiler import fingerprint
+    from variant_bridge.translate import _archspec_snapshot as snapshot
+
+    if any(environ.get(name) for name in _DATABASE_VARIABLES):
+        return None
+    if archspec_version() != snapshot.ARCHSPEC_VERSION:
+        return None
+    if snapshot.TABLES.get(table.namespace) != repr(table):
+        return None
+    try:
+        data = (database or database_path()).read_bytes()
+    except OSError:
+        return None
+    if fingerprint(data) != snapshot.DATABASE:
+        return None
+    return snapshot.PROFILES[table.namespace]
 
 
 @functools.cache
@@ -81,6 +128,8 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
     table's family, sorted."""
     import archspec.cpu
 
+    from variant_bridge.properties import FEATURE_RE
+
     known: set[str] = set()
     for t in archspec.cpu.TARGETS.values():
         if t.family.name == table.archspec_family:
@@ -97,6 +146,10 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
 def profile(table: CpuTable, name: str) -> CpuProfile | str:
     """What microarchitecture *name* supports, or why it cannot be used (only *name*'s profile
     is computed, once: detection needs one, and all of them cost ~4 ms)."""
+    known = snapshot_profiles(table)
+    if known is not None and name in known:
+        generic, generations, flags = known[name]
+        return CpuProfile(name, generic, generations, flags)
     import archspec.cpu
 
     target = archspec.cpu.TARGETS.get(name)

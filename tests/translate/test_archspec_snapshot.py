@@ -1,0 +1,62 @@
+"""The snapshot of archspec's CPU profiles is current, equal to archspec's answers, and unused
+whenever archspec would read another database."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import archspec.cpu
+import pytest
+
+from variant_bridge.mappings import CpuTable, load_tables
+from variant_bridge.translate import microarchitectures
+from variant_bridge.translate._archspec_compiler import REFRESH, SNAPSHOT, render
+from variant_bridge.translate.microarchitectures import (
+    database_path,
+    profile,
+    profiles,
+    snapshot_profiles,
+)
+
+TABLES = load_tables().cpus
+
+
+def test_the_committed_snapshot_is_what_archspec_and_the_tables_generate() -> None:
+    assert SNAPSHOT.read_text(encoding="utf-8") == render(TABLES), (
+        f"{SNAPSHOT.name} is stale (archspec {microarchitectures.archspec_version()} or a CPU "
+        f"table changed): refresh it with `{REFRESH}`"
+    )
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.namespace)
+def test_the_snapshot_holds_archspecs_answer_for_every_microarchitecture(table: CpuTable) -> None:
+    snapshot = snapshot_profiles(table, environ={})
+    assert snapshot is not None
+    computed = profiles(table)
+    assert set(snapshot) == set(computed)
+    for name, p in computed.items():
+        assert snapshot[name] == (p.generic, p.generations, p.flags), name
+        assert profile(table, name) == p
+
+
+@pytest.mark.parametrize("variable", ["ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR"])
+def test_not_used_when_archspec_is_pointed_at_another_database(variable: str) -> None:
+    assert snapshot_profiles(TABLES[0], environ={variable: "/elsewhere"}) is None
+
+
+def test_not_used_for_another_database_file(tmp_path: Path) -> None:
+    edited = tmp_path / "microarchitectures.json"
+    edited.write_bytes(database_path().read_bytes().replace(b'"avx2"', b'"avx2x"', 1))
+    assert snapshot_profiles(TABLES[0], environ={}, database=edited) is None
+    assert snapshot_profiles(TABLES[0], environ={}, database=tmp_path / "missing.json") is None
+
+
+def test_not_used_for_another_table() -> None:
+    capped = dataclasses.replace(TABLES[0], max_value="v3")
+    assert snapshot_profiles(capped, environ={}) is None
+    # ... and archspec answers for it instead: nothing above the cap.
+    icelake = profile(capped, "icelake")
+    assert not isinstance(icelake, str)
+    assert icelake.generations[0] == "v3"
+    assert "icelake" in archspec.cpu.TARGETS
