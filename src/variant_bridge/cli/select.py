@@ -325,6 +325,24 @@ def install(
         verb = "Would install" if dry_run else "Installed"
         names = ", ".join(c.name for c in install_plan.candidates)
         click.echo(f"{verb} with {install_plan.installer} into {target.python.executable}: {names}")
-        if dry_run and result.output:
-            click.echo(result.output, err=True)
+        if dry_run:
+            _echo_dry_run(choices, result.hashes, install_plan.installer)
     sys.stdout.flush()
+
+
+def _echo_dry_run(
+    choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]], installer: str
+) -> None:
+    """Each chosen file: where it comes from, its checked sha256, what the installer resolves."""
+    for choice, (name, sha256) in zip(choices, hashes, strict=True):
+        candidate = choice.selected
+        assert candidate is not None  # plan() refused otherwise
+        checked = "matches the index" if candidate.sha256 else "(the source advertises none)"
+        click.echo(f"  {name} from {candidate.url}")
+        click.echo(f"      sha256 {sha256} {checked}")
+        if choice.requirements:
+            click.echo(
+                f"      requires {', '.join(choice.requirements)}: {installer} resolves these "
+                "from the same sources when it runs"
+            )
+    click.echo("Nothing was installed (--dry-run).")

@@ -3,6 +3,8 @@
 pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
 is staged under its non-variant name; afterwards PEP 610 ``direct_url.json`` is pointed at the
 file's real origin, and the installed distribution is checked to be the chosen version and label.
+A dry run fetches and checks the same files and stops before staging: the exact files are
+decided, so no installer (nor the target interpreter) needs to run to say what would be installed.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["InstallResult", "install"]
 
 
-def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> Path:
+def _checked(candidate: Candidate, downloads: Downloads) -> Path:
+    """The local copy of *candidate*, hash-checked and opened as a zip archive."""
     try:
         path = downloads.get(candidate)
     except HashMismatch as e:  # nothing is installed: the installer has not run
@@ -46,9 +49,7 @@ def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> Path:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
-    staged = staging / candidate.filename.base
-    shutil.copyfile(path, staged)
-    return staged
+    return path
 
 
 _STATE = """
@@ -143,10 +144,13 @@ def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: 
 class InstallResult:
     plan: InstallPlan
     command: tuple[str, ...]
+    """The installer command; for a dry run, the one the real run would run."""
     returncode: int
     output: str
+    """What the installer printed (nothing for a dry run: nothing ran)."""
     hashes: tuple[tuple[str, str], ...]
-    """``(filename, sha256)`` of every staged wheel, as checked."""
+    """``(filename, sha256)`` of every chosen wheel, as checked."""
+    dry_run: bool = False
 
 
 def install(
@@ -156,6 +160,8 @@ def install(
 
     :param downloads: where the chosen wheels are (or are downloaded to); a wheel the command
         already fetched there is not fetched again. ``None``: a temporary directory.
+    :param dry_run: fetch and check every wheel the same way, then stop: the result holds the
+        command a real run would run; no installer runs and nothing is installed.
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
     :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
@@ -163,40 +169,38 @@ def install(
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
         if downloads is None:
             downloads = Downloads(Path(work) / "downloads")
-        staging = Path(work) / "staging"
-        staging.mkdir()
-        wheels = [_stage(c, downloads, staging) for c in plan.candidates]
+        checked = [_checked(c, downloads) for c in plan.candidates]
         hashes = tuple(
-            (c.name, file_sha256(w)) for c, w in zip(plan.candidates, wheels, strict=True)
+            (c.name, file_sha256(p)) for c, p in zip(plan.candidates, checked, strict=True)
         )
+        staging = Path(work) / "staging"
+        wheels = [staging / c.filename.base for c in plan.candidates]
+        command = plan.command(wheels)
+        if dry_run:
+            return InstallResult(plan, tuple(command), 0, "", hashes, dry_run=True)
+        staging.mkdir()
+        for path, wheel in zip(checked, wheels, strict=True):
+            shutil.copyfile(path, wheel)
         # Only pip needs to know beforehand (it keeps a same-version install of another variant).
         before = _state(plan.python.executable) if plan.installer == "pip" else None
-        command = plan.command(wheels, dry_run=dry_run)
         proc = _run(command, plan.installer)
         output = (proc.stdout + proc.stderr).strip()
         # pip keeps an installed distribution of the same version whatever file it came from
         # (another variant label): those are replaced afterwards, without touching their deps.
         same = [
-            (c, w)
+            w
             for c, w in zip(plan.candidates, wheels, strict=True)
             if before is not None
             and before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
             == c.filename.version
         ]
-        if plan.installer == "pip" and same and dry_run:
-            names = ", ".join(c.name for c, _ in same)
-            output += (
-                f"\nnote: pip's dry run keeps the installed version of {names}; the real run "
-                "replaces it with the chosen file (pip install --no-deps --force-reinstall)"
-            )
-        elif plan.installer == "pip" and same:
+        if same:
             pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
-            _run([*pip, "--force-reinstall", *(str(w) for _, w in same)], plan.installer)
-        if not dry_run:
-            after = _state(plan.python.executable)
-            for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
-                _verify(after, candidate)
-                _record_origin(after.site_packages, candidate, sha)
+            _run([*pip, "--force-reinstall", *(str(w) for w in same)], plan.installer)
+        after = _state(plan.python.executable)
+        for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
+            _verify(after, candidate)
+            _record_origin(after.site_packages, candidate, sha)
     return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
 
 
