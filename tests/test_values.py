@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from variant_bridge import _values
 from variant_bridge._values import value
 
 
@@ -28,18 +29,39 @@ class Reference:
         object.__setattr__(self, "double", self.count * 2)
 
 
-@value
-class Light:
-    """A record with every kind of field."""
+def light_class() -> type[Any]:
+    """A fresh @value twin of Reference (each test may compile its __init__ or not)."""
 
-    name: str
-    count: int = 1
-    tags: tuple[str, ...] = field(default=(), hash=False)
-    notes: list[str] = field(default_factory=list, compare=False)
-    double: int = field(init=False, repr=False, compare=False)
+    @value
+    class Light:
+        """A record with every kind of field."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "double", self.count * 2)
+        name: str
+        count: int = 1
+        tags: tuple[str, ...] = field(default=(), hash=False)
+        notes: list[str] = field(default_factory=list, compare=False)
+        double: int = field(init=False, repr=False, compare=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "double", self.count * 2)
+
+    return Light
+
+
+@pytest.fixture(params=["generic", "compiled"])
+def Light(request: pytest.FixtureRequest) -> type[Any]:  # noqa: N802 (it stands for a class)
+    """The class with its generic __init__, or after enough instances to compile one."""
+    cls = light_class()
+    if request.param == "compiled":
+        for _ in range(_values._COMPILE_AFTER):
+            cls("warm")
+        assert cls.__init__.__code__.co_filename == "<string>"
+    return cls
+
+
+# A module-level twin that pickle can find by name.
+Pickled = light_class()
+Pickled.__qualname__ = Pickled.__name__ = "Pickled"
 
 
 CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
@@ -52,9 +74,13 @@ CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
 
 
 @pytest.mark.parametrize(("args", "kwargs"), CALLS)
-def test_same_state_repr_equality_and_hash(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def test_same_state_repr_equality_and_hash(
+    Light: type[Any],  # noqa: N803
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
     ref, light = Reference(*args, **kwargs), Light(*args, **kwargs)
-    assert repr(light) == repr(ref).replace("Reference", "Light")
+    assert repr(light) == repr(ref).replace("Reference", "light_class.<locals>.Light")
     assert dataclasses.astuple(light) == dataclasses.astuple(ref)
     assert light.double == ref.double
     assert hash(light) == hash(ref)
@@ -64,7 +90,7 @@ def test_same_state_repr_equality_and_hash(args: tuple[Any, ...], kwargs: dict[s
     assert light == dataclasses.replace(light, notes=["ignored by =="])
 
 
-def test_fields_replace_and_match_args_work() -> None:
+def test_fields_replace_and_match_args_work(Light: type[Any]) -> None:  # noqa: N803
     light = Light("a", 2)
     assert [f.name for f in dataclasses.fields(light)] == [
         f.name for f in dataclasses.fields(Reference)
@@ -81,7 +107,10 @@ def test_fields_replace_and_match_args_work() -> None:
 
 
 @pytest.mark.parametrize("name", ["name", "double", "other"])
-def test_assignment_and_deletion_are_refused_like_a_frozen_dataclass(name: str) -> None:
+def test_assignment_and_deletion_are_refused_like_a_frozen_dataclass(
+    Light: type[Any],  # noqa: N803
+    name: str,
+) -> None:
     # (A slotted frozen dataclass fails with a TypeError for a name that is no field: its
     # __setattr__ refers to the class from before slots were added. Ours refuses it cleanly.)
     for obj in (Reference("a"), Light("a")) if name != "other" else (Light("a"),):
@@ -96,17 +125,19 @@ def test_assignment_and_deletion_are_refused_like_a_frozen_dataclass(name: str) 
     [((), {}), (("a", 1, (), [], 5), {}), (("a",), {"name": "b"}), (("a",), {"nope": 1})],
 )
 def test_bad_arguments_fail_with_pythons_message(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
+    Light: type[Any],  # noqa: N803
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> None:
     with pytest.raises(TypeError) as expected:
         Reference(*args, **kwargs)
     with pytest.raises(TypeError) as got:
         Light(*args, **kwargs)
-    assert str(got.value) == str(expected.value).replace("Reference", "Light")
+    assert str(got.value) == str(expected.value).replace("Reference", "light_class.<locals>.Light")
 
 
 def test_copy_and_pickle_round_trip() -> None:
-    light = Light("a", 3, ("t",), ["n"])
+    light = Pickled("a", 3, ("t",), ["n"])
     for twin in (copy.copy(light), copy.deepcopy(light), pickle.loads(pickle.dumps(light))):
         assert twin == light
         assert (twin.notes, twin.double) == (["n"], 6)

@@ -10,10 +10,13 @@ constructor arguments and defaults (``field(default=..., default_factory=..., in
 then ``__post_init__``), the same ``repr`` text, equality and hash over the compared fields,
 :class:`~dataclasses.FrozenInstanceError` on assignment, and copy/pickle support.
 
-Construction binds arguments in Python rather than in generated code (about 0.2 us more per
-object when every argument is positional), so classes built in hot loops (properties, ranking)
-stay ``@dataclass``; ``bench/bench_translate.py`` and ``bench/bench_rank.py`` measure the paths
-that build these.
+A class's first instances are built by a generic ``__init__`` (about 0.2 us more per object);
+its 50th compiles the ``__init__`` dataclasses would have written, so a class built in a hot loop
+builds as fast as a dataclass, and one built a few times never compiles anything. Equality and
+hash stay generic (``operator.attrgetter`` tuples, within ~0.1 us of the generated ones); the
+classes whose comparisons are the hot path (properties, ordered) stay ``@dataclass``.
+``bench/bench_translate.py``, ``bench/bench_rank.py`` and ``bench/bench_select.py`` measure the
+paths that build these.
 """
 
 from __future__ import annotations
@@ -136,6 +139,11 @@ _Param = tuple[str, Any, Any]  # name, default, default_factory (MISSING when no
 _Bind = Callable[[Any, tuple[Any, ...], dict[str, Any]], None]
 
 
+_COMPILE_AFTER = 50
+"""Instances after which a class's ``__init__`` is compiled as dataclasses would write it: a class
+built that often is on a hot path (ranking, wheel selection), one built a few times never pays."""
+
+
 def _init(cls: type, fields: _Fields) -> Callable[..., None]:
     # Each slot's own setter: faster than object.__setattr__ and past the frozen __setattr__.
     slot = {f.name: getattr(cls, f.name).__set__ for f in fields}
@@ -148,10 +156,15 @@ def _init(cls: type, fields: _Fields) -> Callable[..., None]:
         for f in fields
         if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
     ]
-    post_init = getattr(cls, "__post_init__", None)
+    post_init = hasattr(cls, "__post_init__")
     bind = _binder(cls, params, slot)
+    calls = 0
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == _COMPILE_AFTER:  # from now on, the class builds its instances faster
+            type.__setattr__(cls, "__init__", _compiled(cls, params, derived, slot))
         if kwargs or len(args) != count:
             bind(self, args, kwargs)
         else:  # every argument positional: the common case, kept short
@@ -159,10 +172,48 @@ def _init(cls: type, fields: _Fields) -> Callable[..., None]:
                 setter(self, arg)
         for setter, default, factory in derived:
             setter(self, default if factory is MISSING else factory())
-        if post_init is not None:
-            post_init(self)
+        if post_init:
+            self.__post_init__()
 
     return init
+
+
+def _compiled(
+    cls: type,
+    params: list[_Param],
+    derived: list[tuple[Callable[[Any, Any], None], Any, Any]],
+    slot: dict[str, Callable[[Any, Any], None]],
+) -> Callable[..., None]:
+    """The ``__init__`` dataclasses generates (same signature, defaults, messages), compiled."""
+    scope: dict[str, Any] = {"__value_missing__": MISSING}
+    args: list[str] = []
+    body: list[str] = []
+    for i, (name, default, factory) in enumerate(params):
+        scope[f"__value_set_{i}__"] = slot[name]
+        value = name
+        if factory is not MISSING:
+            scope[f"__value_factory_{i}__"] = factory
+            args.append(f"{name}=__value_missing__")
+            value = f"__value_factory_{i}__() if {name} is __value_missing__ else {name}"
+        elif default is not MISSING:
+            scope[f"__value_default_{i}__"] = default
+            args.append(f"{name}=__value_default_{i}__")
+        else:
+            args.append(name)
+        body.append(f"__value_set_{i}__(__value_self__, {value})")
+    for j, (setter, default, factory) in enumerate(derived):
+        scope[f"__value_derived_{j}__"] = setter
+        scope[f"__value_derived_value_{j}__"] = default if factory is MISSING else factory
+        call = "()" if factory is not MISSING else ""
+        body.append(f"__value_derived_{j}__(__value_self__, __value_derived_value_{j}__{call})")
+    if hasattr(cls, "__post_init__"):
+        body.append("__value_self__.__post_init__()")
+    source = f"def __init__(__value_self__, {', '.join(args)}):\n"
+    source += "".join(f"    {line}\n" for line in body or ["pass"])
+    exec(source, scope)  # the text is built above from field names only
+    function: Callable[..., None] = scope["__init__"]
+    function.__qualname__ = f"{cls.__qualname__}.__init__"
+    return function
 
 
 def _binder(cls: type, params: list[_Param], slot: dict[str, Callable[[Any, Any], None]]) -> _Bind:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from variant_bridge._values import value
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
 from variant_bridge.cli._output import echo_json, heading, json_option
 
@@ -52,7 +52,7 @@ def _source_options(function: F) -> F:
     )(function)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _SourceOptions:
     """What :func:`_source_options` parsed: the package sources and the target interpreter."""
 

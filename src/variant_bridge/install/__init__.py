@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from variant_bridge._values import value
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
 from variant_bridge.indexes import Candidate, FindLinks, IndexSource, SimpleIndex
@@ -52,7 +52,7 @@ def find_uv() -> str | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InstallPlan:
     """What will run: the installer, the interpreter, and the exact files."""
 

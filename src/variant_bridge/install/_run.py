@@ -20,12 +20,12 @@ import subprocess
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
+from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
@@ -68,7 +68,7 @@ print(json.dumps({"installed": out, "site": list(dict.fromkeys(paths))}))
 """
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _State:
     installed: dict[str, tuple[str, str | None]]
     site_packages: tuple[Path, ...]
@@ -140,7 +140,7 @@ def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: 
         return
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InstallResult:
     plan: InstallPlan
     command: tuple[str, ...]

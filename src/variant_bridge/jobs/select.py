@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import zipfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import InvalidTarget, InvalidWheelFilename, SelectionError
 from variant_bridge.filenames import WheelFilename
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Target:
     """What the wheels are chosen for: the environment, its interpreter and what it supports."""
 
@@ -65,7 +65,7 @@ class Target:
     """Computed once from :attr:`env` (its ``policy`` is the CUDA policy decided then)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PackageRequest:
     """One requested package, as typed and as parsed."""
 
@@ -73,7 +73,7 @@ class PackageRequest:
     requirement: Requirement
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Duplicate:
     """A ``Requires-Dist`` of the chosen wheel whose library the conda prefix already has."""
 
@@ -93,7 +93,7 @@ class Duplicate:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PackageChoice:
     """What was found and chosen for one requested package."""
 

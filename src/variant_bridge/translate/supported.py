@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
+@value
 class SupportedFeature:
     """One feature with its supported values, most preferred first."""
 
@@ -53,7 +53,7 @@ class SupportedFeature:
         return VariantFeature(self.namespace, self.feature)
 
 
-@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
+@value
 class NvidiaValue:
     """An ``nvidia`` property value, read: ``12.8`` -> (version, 12, 8); ``90_real`` -> (real,
     9, 0)."""
@@ -100,7 +100,7 @@ _ADMITS: Mapping[Limit, Callable[[NvidiaValue, tuple[int, int]], bool]] = Mappin
 )
 
 
-@dataclass(frozen=True, slots=True)  # built in bulk: generated __init__
+@value
 class Bound:
     """One rule the values of an nvidia feature had to meet, and the fact it came from.
 
