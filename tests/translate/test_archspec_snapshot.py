@@ -9,15 +9,11 @@ from pathlib import Path
 import archspec.cpu
 import pytest
 
+from variant_bridge import _archspec
 from variant_bridge.mappings import CpuTable, load_tables
 from variant_bridge.translate import microarchitectures
 from variant_bridge.translate._archspec_compiler import REFRESH, SNAPSHOT, render
-from variant_bridge.translate.microarchitectures import (
-    database_path,
-    profile,
-    profiles,
-    snapshot_profiles,
-)
+from variant_bridge.translate.microarchitectures import profile, profiles, snapshot_profiles
 
 TABLES = load_tables().cpus
 
@@ -40,14 +36,23 @@ def test_the_snapshot_holds_archspecs_answer_for_every_microarchitecture(table: 
         assert profile(table, name) == p
 
 
-@pytest.mark.parametrize("variable", ["ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR"])
+def test_the_snapshot_knows_every_microarchitecture_and_its_family() -> None:
+    snapshot = _archspec.snapshot(environ={})
+    assert snapshot is not None
+    assert {n: t.family.name for n, t in archspec.cpu.TARGETS.items()} == snapshot.FAMILIES
+    assert _archspec.families() == snapshot.FAMILIES
+
+
+@pytest.mark.parametrize("variable", _archspec.DATABASE_VARIABLES)
 def test_not_used_when_archspec_is_pointed_at_another_database(variable: str) -> None:
+    assert _archspec.snapshot(environ={variable: "/elsewhere"}) is None
     assert snapshot_profiles(TABLES[0], environ={variable: "/elsewhere"}) is None
 
 
 def test_not_used_for_another_database_file(tmp_path: Path) -> None:
     edited = tmp_path / "microarchitectures.json"
-    edited.write_bytes(database_path().read_bytes().replace(b'"avx2"', b'"avx2x"', 1))
+    edited.write_bytes(_archspec.database_path().read_bytes().replace(b'"avx2"', b'"avx2x"', 1))
+    assert _archspec.snapshot(environ={}, database=edited) is None
     assert snapshot_profiles(TABLES[0], environ={}, database=edited) is None
     assert snapshot_profiles(TABLES[0], environ={}, database=tmp_path / "missing.json") is None
 

@@ -1,14 +1,9 @@
-"""Write the CPU profiles archspec gives each CPU table as Python (``_archspec_snapshot.py``).
+"""Write archspec's answers as Python (``variant_bridge/_archspec_snapshot.py``): every
+microarchitecture's family, and the CPU profile each CPU table sees (generation values, flags).
 
-A cold ``detect`` needs one microarchitecture's profile (its generation values and flags), but
-asking archspec for it costs ~10 ms: ``archspec.cpu`` imports its host detection (platform,
-subprocess, ctypes) and parses its whole database. The snapshot holds the same profiles, keyed by
-what they were computed from: archspec's version, the size and CRC-32 of the database file it
-reads (``json/cpu/microarchitectures.json``), and each table's ``repr``.
-:func:`~variant_bridge.translate.microarchitectures.profile` uses it only when all of these
-still match and archspec is not told to read another database (``ARCHSPEC_CPU_DIR``,
-``ARCHSPEC_EXTENSION_CPU_DIR``); otherwise it asks archspec, so the snapshot can be outdated but
-never wrong. ``tests/translate/test_archspec_snapshot.py`` fails until it is regenerated:
+When the snapshot applies, and why it is never wrong, is :mod:`variant_bridge._archspec`'s
+business; each table's profiles also carry the table's ``repr``, since they depend on its fields.
+``tests/translate/test_archspec_snapshot.py`` fails until the file is regenerated:
 
     python -m variant_bridge.translate._archspec_compiler
 """
@@ -18,30 +13,34 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from variant_bridge import _archspec
 from variant_bridge.mappings import CpuTable
-from variant_bridge.mappings._compiler import fingerprint
-from variant_bridge.translate.microarchitectures import archspec_version, database_path, profiles
+from variant_bridge.translate.microarchitectures import profiles
 
 __all__ = ["REFRESH", "SNAPSHOT", "render"]
 
-SNAPSHOT = Path(__file__).with_name("_archspec_snapshot.py")
+SNAPSHOT = Path(_archspec.__file__).with_name("_archspec_snapshot.py")
 REFRESH = "python -m variant_bridge.translate._archspec_compiler"
 
-_HEADER = '''"""archspec's CPU profiles per CPU table: GENERATED, do not edit.
+_HEADER = '''"""archspec's answers (variant_bridge._archspec): GENERATED, do not edit.
 
 Refresh with `{refresh}` (tests/translate/test_archspec_snapshot.py checks it is current).
-Per table namespace: (generic, generation values, flags) of each microarchitecture.
+Every microarchitecture's family; per CPU table namespace, (generic, generation values, flags)
+of each microarchitecture of its family.
 """
 
 # ruff: noqa: E501
 
 from __future__ import annotations
 
-__all__ = ["ARCHSPEC_VERSION", "DATABASE", "PROFILES", "TABLES"]
+__all__ = ["ARCHSPEC_VERSION", "DATABASE", "FAMILIES", "PROFILES", "TABLES"]
 
 ARCHSPEC_VERSION = {version!r}
 DATABASE = {database!r}
 """(size, CRC-32) of archspec's microarchitectures.json."""
+FAMILIES: dict[str, str] = {{
+{families}}}
+"""Every microarchitecture -> its family."""
 TABLES = {{
 {tables}}}
 """Each CPU table's repr: the profiles depend on its fields."""
@@ -52,7 +51,13 @@ PROFILES: dict[str, dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]] = {
 
 def render(tables: Iterable[CpuTable]) -> str:
     """``_archspec_snapshot.py`` for *tables*, from the archspec installed here."""
+    import archspec.cpu
+
     listed = list(tables)
+    families = "".join(
+        f"    {name!r}: {target.family.name!r},\n"
+        for name, target in sorted(archspec.cpu.TARGETS.items())
+    )
     table_lines = "".join(f"    {t.namespace!r}: {repr(t)!r},\n" for t in listed)
     profile_lines = ""
     for table in listed:
@@ -62,8 +67,9 @@ def render(tables: Iterable[CpuTable]) -> str:
         profile_lines += "    },\n"
     return _HEADER.format(
         refresh=REFRESH,
-        version=archspec_version(),
-        database=fingerprint(database_path().read_bytes()),
+        version=_archspec.version(),
+        database=_archspec.fingerprint(_archspec.database_path().read_bytes()),
+        families=families,
         tables=table_lines,
         profiles=profile_lines,
     )

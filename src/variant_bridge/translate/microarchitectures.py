@@ -5,11 +5,8 @@ the tables: which names exist, their generic level or architecture version, thei
 The forward translation reads a machine's profile; the reverse one collects the names that have a
 property; both word an unknown value the same way (semantics.md §4).
 
-A machine's profile comes from a snapshot of archspec's answers (``_archspec_snapshot.py``) when
-that was generated from the very database archspec would read now: archspec's package data, like
-the mapping tables are ours, checked by size and CRC-32 (see ``_archspec_compiler``). This is the
-one place the pure core looks at a variable: archspec's own ``ARCHSPEC_CPU_DIR`` and
-``ARCHSPEC_EXTENSION_CPU_DIR``, which point it at another database (then archspec is asked).
+A machine's profile comes from a snapshot of archspec's answers when that was generated from the
+very database archspec would read now (:mod:`variant_bridge._archspec`).
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from variant_bridge import _archspec
 from variant_bridge._values import value
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CpuProfile",
     "archspec_version",
-    "database_path",
     "flag_features",
     "generation_values",
     "names_with",
@@ -52,44 +49,21 @@ class CpuProfile:
     flags: tuple[str, ...]
 
 
-# archspec reads another database (or extends its own) when these are set.
-_DATABASE_VARIABLES = ("ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR")
-
-
 def archspec_version() -> str:
-    import archspec
-
-    return str(getattr(archspec, "__version__", "?"))
-
-
-def database_path() -> Path:
-    """The microarchitecture database archspec ships (and reads, unless told otherwise)."""
-    import archspec  # the package alone: a version string, no detection, no database
-
-    return Path(archspec.__file__).parent / "json" / "cpu" / "microarchitectures.json"
+    return _archspec.version()
 
 
 def snapshot_profiles(
     table: CpuTable, *, environ: Mapping[str, str] = os.environ, database: Path | None = None
 ) -> Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...]]] | None:
-    """The snapshot's profiles for *table* when they are archspec's answers here and now (same
-    archspec version, same database file, same table, no database variable set), else ``None``."""
-    from variant_bridge.mappings._compiler import fingerprint
-    from variant_bridge.translate import _archspec_snapshot as snapshot
-
-    if any(environ.get(name) for name in _DATABASE_VARIABLES):
+    """The snapshot's profiles for *table* when they are archspec's answers here and now (see
+    :mod:`variant_bridge._archspec`) for this very table, else ``None``."""
+    found = _archspec.snapshot(environ=environ, database=database)
+    if found is None or found.TABLES.get(table.namespace) != repr(table):
         return None
-    if archspec_version() != snapshot.ARCHSPEC_VERSION:
-        return None
-    if snapshot.TABLES.get(table.namespace) != repr(table):
-        return None
-    try:
-        data = (database or database_path()).read_bytes()
-    except OSError:
-        return None
-    if fingerprint(data) != snapshot.DATABASE:
-        return None
-    return snapshot.PROFILES[table.namespace]
+    profiles: Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...]]]
+    profiles = found.PROFILES[table.namespace]
+    return profiles
 
 
 @functools.cache

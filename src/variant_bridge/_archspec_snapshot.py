@@ -1,18 +1,102 @@
-"""archspec's CPU profiles per CPU table: GENERATED, do not edit.
+"""archspec's answers (variant_bridge._archspec): GENERATED, do not edit.
 
 Refresh with `python -m variant_bridge.translate._archspec_compiler` (tests/translate/test_archspec_snapshot.py checks it is current).
-Per table namespace: (generic, generation values, flags) of each microarchitecture.
+Every microarchitecture's family; per CPU table namespace, (generic, generation values, flags)
+of each microarchitecture of its family.
 """
 
 # ruff: noqa: E501
 
 from __future__ import annotations
 
-__all__ = ["ARCHSPEC_VERSION", "DATABASE", "PROFILES", "TABLES"]
+__all__ = ["ARCHSPEC_VERSION", "DATABASE", "FAMILIES", "PROFILES", "TABLES"]
 
 ARCHSPEC_VERSION = '0.2.7'
 DATABASE = (105339, 213991728)
 """(size, CRC-32) of archspec's microarchitectures.json."""
+FAMILIES: dict[str, str] = {
+    'a64fx': 'aarch64',
+    'aarch64': 'aarch64',
+    'alderlake': 'x86_64',
+    'ampere1': 'aarch64',
+    'ampere1a': 'aarch64',
+    'arm': 'arm',
+    'armv8.1a': 'aarch64',
+    'armv8.2a': 'aarch64',
+    'armv8.3a': 'aarch64',
+    'armv8.4a': 'aarch64',
+    'armv8.5a': 'aarch64',
+    'armv8.6a': 'aarch64',
+    'armv9.0a': 'aarch64',
+    'armv9.2a': 'aarch64',
+    'arrowlake': 'x86_64',
+    'arrowlake_s': 'x86_64',
+    'broadwell': 'x86_64',
+    'bulldozer': 'x86_64',
+    'cannonlake': 'x86_64',
+    'cascadelake': 'x86_64',
+    'core2': 'x86_64',
+    'cortex_a72': 'aarch64',
+    'excavator': 'x86_64',
+    'haswell': 'x86_64',
+    'i686': 'x86',
+    'icelake': 'x86_64',
+    'ivybridge': 'x86_64',
+    'k10': 'x86_64',
+    'm1': 'aarch64',
+    'm2': 'aarch64',
+    'm3': 'aarch64',
+    'm4': 'aarch64',
+    'mic_knl': 'x86_64',
+    'nehalem': 'x86_64',
+    'neoverse_n1': 'aarch64',
+    'neoverse_n2': 'aarch64',
+    'neoverse_v1': 'aarch64',
+    'neoverse_v2': 'aarch64',
+    'neoverse_v3ae': 'aarch64',
+    'nocona': 'x86_64',
+    'olympus': 'aarch64',
+    'pentium2': 'x86',
+    'pentium3': 'x86',
+    'pentium4': 'x86',
+    'piledriver': 'x86_64',
+    'power10': 'ppc64',
+    'power10le': 'ppc64le',
+    'power7': 'ppc64',
+    'power8': 'ppc64',
+    'power8le': 'ppc64le',
+    'power9': 'ppc64',
+    'power9le': 'ppc64le',
+    'ppc': 'ppc',
+    'ppc64': 'ppc64',
+    'ppc64le': 'ppc64le',
+    'ppcle': 'ppcle',
+    'prescott': 'x86',
+    'riscv64': 'riscv64',
+    'sandybridge': 'x86_64',
+    'sapphirerapids': 'x86_64',
+    'skylake': 'x86_64',
+    'skylake_avx512': 'x86_64',
+    'sparc': 'sparc',
+    'sparc64': 'sparc64',
+    'steamroller': 'x86_64',
+    'thunderx2': 'aarch64',
+    'u74mc': 'riscv64',
+    'westmere': 'x86_64',
+    'x60': 'riscv64',
+    'x86': 'x86',
+    'x86_64': 'x86_64',
+    'x86_64_v2': 'x86_64',
+    'x86_64_v3': 'x86_64',
+    'x86_64_v4': 'x86_64',
+    'zen': 'x86_64',
+    'zen2': 'x86_64',
+    'zen3': 'x86_64',
+    'zen4': 'x86_64',
+    'zen5': 'x86_64',
+    'zen6': 'x86_64',
+}
+"""Every microarchitecture -> its family."""
 TABLES = {
     'x86_64': 'CpuTable(namespace=\'x86_64\', archspec_family=\'x86_64\', virtual_package=\'__archspec\', generation_feature=\'level\', base_value=\'v1\', base_archspec=\'x86_64\', archspec_template=\'x86_64_{value}\', max_value=\'v4\', flag_value=\'on\', flag_order=(\'avx_vnni\', \'cppc\', \'ibrs_enhanced\', \'tsc_adjust\', \'flush_l1d\', \'movdir64b\', \'movdiri\', \'avx512_bf16\', \'avx512_bitalg\', \'avx512_vbmi2\', \'avx512_vnni\', \'avx512_vp2intersect\', \'avx512_vpopcntdq\', \'avx512ifma\', \'avx512vbmi\', \'rdpid\', \'sha_ni\', \'vaes\', \'vpclmulqdq\', \'clwb\', \'clzero\', \'avx512bw\', \'avx512cd\', \'avx512dq\', \'avx512f\', \'avx512vl\', \'clflushopt\', \'gfni\', \'rdseed\', \'xsavec\', \'xsaveopt\', \'adx\', \'avx2\', \'avx\', \'bmi2\', \'bmi1\', \'abm\', \'f16c\', \'fma\', \'movbe\', \'xsave\', \'rdrand\', \'aes\', \'pclmulqdq\', \'sse4a\', \'fsgsbase\', \'sse4_2\', \'sse4_1\', \'ssse3\', \'sse3\', \'cx16\', \'lahf_lm\', \'popcnt\', \'sse2\', \'sse\', \'mmx\'), rattler_spec="__archspec[version=\'1.*\', build=\'^({names})$\']", conda_spec=\'__archspec 1.* {name}\', conda_quoted_spec="__archspec[version=\'1.*\', build=\'{name}\']", overrides=(OverrideVariable(virtual_package=\'__archspec\', conda=\'CONDA_OVERRIDE_ARCHSPEC\', provider=None),), metapackage=\'_x86_64-microarch-level\')',
     'aarch64': 'CpuTable(namespace=\'aarch64\', archspec_family=\'aarch64\', virtual_package=\'__archspec\', generation_feature=\'version\', base_value=\'8a\', base_archspec=\'aarch64\', archspec_template=\'armv{value}\', max_value=\'9.0a\', flag_value=\'on\', flag_order=(\'sve2\', \'flagm2\', \'frint\', \'sb\', \'btiecv\', \'paca\', \'pacg\', \'ssbs\', \'asimdfhm\', \'bf16\', \'dcpodp\', \'dgh\', \'dit\', \'flagm\', \'i8mm\', \'ilrcpc\', \'jscvt\', \'rng\', \'sha3\', \'sha512\', \'svebf16\', \'svei8mm\', \'uscat\', \'asimddp\', \'lrcpc\', \'asimdhp\', \'dcpop\', \'fcma\', \'fphp\', \'sve\', \'asimdrdmatomics\', \'aes\', \'asimd\', \'cpuid\', \'crc32\', \'evtstrm\', \'fp\', \'pmull\', \'sha1\', \'sha2\'), rattler_spec="__archspec[version=\'1.*\', build=\'^({names})$\']", conda_spec=\'__archspec 1.* {name}\', conda_quoted_spec="__archspec[version=\'1.*\', build=\'{name}\']", overrides=(OverrideVariable(virtual_package=\'__archspec\', conda=\'CONDA_OVERRIDE_ARCHSPEC\', provider=None),), metapackage=None)',
