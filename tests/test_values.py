@@ -157,3 +157,19 @@ def test_methods_the_class_defines_are_kept() -> None:
     assert repr(Custom(1)) == "custom"
     assert Custom(1) == Custom(2)
     assert hash(Custom(1)) == hash(Custom(1))  # Python's implicit __hash__ = None is replaced
+
+
+def test_a_class_without_docstring_gets_the_signature_dataclasses_writes() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Plain:
+        a: int
+        b: str = "x"
+        c: list[int] = field(default_factory=list)
+
+    @value
+    class Light:
+        a: int
+        b: str = "x"
+        c: list[int] = field(default_factory=list)
+
+    assert Light.__doc__ == Plain.__doc__.replace("Plain", "Light")  # type: ignore[union-attr]

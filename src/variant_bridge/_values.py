@@ -16,7 +16,8 @@ builds as fast as a dataclass, and one built a few times never compiles anything
 hash stay generic (``operator.attrgetter`` tuples, within ~0.1 us of the generated ones); the
 classes whose comparisons are the hot path (properties, ordered) stay ``@dataclass``.
 ``bench/bench_translate.py``, ``bench/bench_rank.py`` and ``bench/bench_select.py`` measure the
-paths that build these.
+paths that build these. (Until it compiles, ``inspect.signature`` of the class reads
+``(*args, **kwargs)``; a class without a docstring gets the signature text dataclasses writes.)
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ _set = object.__setattr__
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def value(cls: type[T]) -> type[T]:
     """Make *cls* a frozen, slotted dataclass (see the module docstring)."""
+    documented = cls.__doc__ is not None
     # Fields and slots only: with these flags dataclasses generates no code.
     cls = dataclasses.dataclass(slots=True, init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if not documented:  # dataclasses writes the signature there (it saw no __init__ yet)
+        cls.__doc__ = _signature_text(cls.__name__, [f for f in fields if f.init])
     methods = {
         "__init__": _init(cls, fields),
         "__repr__": _repr([f.name for f in fields if f.repr]),
@@ -66,6 +70,19 @@ def value(cls: type[T]) -> type[T]:
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, method)
     return cls
+
+
+def _signature_text(name: str, params: list[dataclasses.Field[Any]]) -> str:
+    """``Name(a: 'int', b: 'str' = 'x', c: 'list' = <factory>)``, as ``inspect`` words it."""
+    parts = []
+    for f in params:
+        text = f"{f.name}: {f.type!r}"  # annotations are text (PEP 563) in this package
+        if f.default is not MISSING:
+            text += f" = {f.default!r}"
+        elif f.default_factory is not MISSING:
+            text += " = <factory>"
+        parts.append(text)
+    return f"{name}({', '.join(parts)})"
 
 
 def _hashed(f: dataclasses.Field[Any]) -> bool:

@@ -10,7 +10,6 @@ decided, so no installer (nor the target interpreter) needs to run to say what w
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import io
 import json
@@ -108,6 +107,8 @@ def _record_hash(data: bytes) -> str:
 
 def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: str) -> None:
     """Point the installed ``direct_url.json`` at the wheel's real URL (PEP 610), fix RECORD."""
+    import csv  # lazy: only a real run rewrites RECORD
+
     name = canonicalize_name(candidate.filename.name).replace("-", "_")
     stem = f"{name}-{candidate.filename.version}"
     for root in site_packages:
