@@ -17,6 +17,7 @@ two variables that replace it, is the one file and environment access of the pur
 
 from __future__ import annotations
 
+import functools
 import os
 import zlib
 from collections.abc import Mapping
@@ -53,14 +54,20 @@ def snapshot(
 ) -> ModuleType | None:
     """``_archspec_snapshot`` when it holds the answers archspec would give here and now (the
     same archspec version, the same database file, no database variable set), else ``None``."""
-    from variant_bridge import _archspec_snapshot
-
     if any(environ.get(name) for name in DATABASE_VARIABLES):
         return None
+    return _snapshot_of(database or database_path())
+
+
+@functools.cache
+def _snapshot_of(database: Path) -> ModuleType | None:
+    # Once per process and file, as archspec reads its database once per process.
+    from variant_bridge import _archspec_snapshot
+
     if version() != _archspec_snapshot.ARCHSPEC_VERSION:
         return None
     try:
-        data = (database or database_path()).read_bytes()
+        data = database.read_bytes()
     except OSError:
         return None
     if fingerprint(data) != _archspec_snapshot.DATABASE:
