@@ -8,7 +8,6 @@ print the same ``supported`` object.
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -191,6 +190,8 @@ def _rows(rows: Iterable[Sequence[str]], *, indent: str = _INDENT) -> None:
 
 
 def _wrap(text: str, *, indent: str) -> str:
+    import textwrap  # lazy: --json never wraps
+
     return textwrap.fill(
         text,
         width=_WIDTH,
