@@ -5,7 +5,8 @@ one warm-up each (the first rattler run after boot can take seconds while it fil
 
     .venv/bin/python bench/bench_detect.py [-n 21] [--importtime]
 
-Prints the medians and the ratio. Aims: ratio <= 3, median < 0.4 s. ``--importtime`` adds the
+Prints the medians and the ratio. Aims: ratio <= 1.5, median < 0.4 s. Both run with bytecode
+cached (see :func:`clean_env`). ``--importtime`` adds the
 slowest imports of one ``detect --json`` run (``python -X importtime``), cumulative, to show where
 start-up time goes.
 """
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 BASELINE = "import rattler; rattler.VirtualPackage.detect()"
-AIM_RATIO = 3.0
+AIM_RATIO = 1.5
 AIM_SECONDS = 0.4
 
 
@@ -38,11 +39,14 @@ def console_script() -> str:
 
 
 def clean_env() -> dict[str, str]:
-    # Same inputs for both: no override or prefix leaking in from the caller's shell.
+    # Same inputs for both: no override or prefix leaking in from the caller's shell. Bytecode is
+    # cached as for any installed package (an editable install under PYTHONDONTWRITEBYTECODE=1
+    # would compile every module of ours on every run, which no user's install does).
     return {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("CONDA_OVERRIDE_", "NV_VARIANT_PROVIDER_FORCE_", "CONDA_PREFIX"))
+        and k != "PYTHONDONTWRITEBYTECODE"
     }
 
 
@@ -98,7 +102,7 @@ def main() -> None:
             f"  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
         )
     ratio = medians["variant-bridge detect --json"] / medians["bare rattler detect"]
-    print(f"  ratio {ratio:.2f}x (aim <= {AIM_RATIO:.0f}x)")
+    print(f"  ratio {ratio:.2f}x (aim <= {AIM_RATIO:g}x)")
     ok = ratio <= AIM_RATIO and medians["variant-bridge detect --json"] < AIM_SECONDS
     print("  within aims" if ok else "  OVER the aims: run with --importtime")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from variant_bridge.cli import main
+from variant_bridge.cli import run
 
 __all__: list[str] = []
 
 if __name__ == "__main__":
-    main(prog_name="variant-bridge")
+    run()

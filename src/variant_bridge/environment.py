@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from dataclasses import field, replace
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from variant_bridge.properties import VariantDescription
+from variant_bridge._values import value
+
+if TYPE_CHECKING:
+    from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "CUDA_POLICIES",
@@ -45,7 +48,7 @@ class SourceKind(enum.Enum):
     """Conda specs given to ``translate --from-conda``."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Source:
     """Where a fact came from: a kind, and for an override the variable that set it.
 
@@ -85,7 +88,7 @@ Source.PLATFORM_DEFAULT = Source(SourceKind.PLATFORM_DEFAULT)
 Source.FROM_CONDA = Source(SourceKind.FROM_CONDA)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VirtualPackage:
     """A conda virtual package (``__cuda=12.8=0``) and where its value came from."""
 
@@ -98,7 +101,7 @@ class VirtualPackage:
         return f"{self.name}={self.version}={self.build}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Toolkit:
     """The solved CUDA toolkit selector: ``cuda-version`` (or ``cudatoolkit`` for CUDA <= 11)."""
 
@@ -110,7 +113,7 @@ class Toolkit:
         return f"{self.package}={self.version}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CondaRecord:
     """One installed or locked conda package (enough to report, match and export it)."""
 
@@ -131,7 +134,7 @@ class CondaRecord:
         return f"{self.name}={self.version}={self.build}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PythonDistribution:
     """One installed or locked PyPI distribution; ``variant`` is set when it was a variant wheel."""
 
@@ -161,7 +164,7 @@ class PythonDistribution:
         return f"{self.name}=={self.version}{suffix}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Environment:
     """A frozen snapshot of one target environment as conda/pixi sees it.
 

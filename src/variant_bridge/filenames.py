@@ -11,12 +11,12 @@ digit and (PEP 825) a Python tag must not, so six-part names are unambiguous.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from packaging.tags import Tag, parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, quote
 from variant_bridge.properties import LABEL_RE
 
@@ -29,7 +29,7 @@ _BUILD_RE = re.compile(r"\d[A-Za-z0-9_.]*")
 _TAG_RE = re.compile(r"[A-Za-z0-9_.]+")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class WheelFilename:
     """The parts of a wheel filename; ``label`` is ``None`` for a non-variant wheel."""
 

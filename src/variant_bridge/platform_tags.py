@@ -10,10 +10,10 @@ architecture, and the legacy manylinux names, are the mapping tables' ``platform
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, PlatformTable, load_tables
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TargetPython:
     """The target interpreter.
 
@@ -111,7 +111,7 @@ def target_tags(
 # -- why a wheel's tags do not fit -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Platform:
     """What a wheel platform tag says: its OS (as messages name it), its architecture, and the
     version of the OS (or libc) it needs, e.g. ``glibc >=2.28``."""

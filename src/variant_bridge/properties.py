@@ -13,7 +13,6 @@ same canonical text: ``VariantProperty.parse(str(p)) == p``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -150,6 +149,8 @@ class VariantProperty:
 def _digest(properties: tuple[VariantProperty, ...]) -> str:
     # Each property ends with a newline so that adjacent properties cannot run together
     # ("a :: b :: cx" + "d :: e :: f" vs "a :: b :: c" + "xd :: e :: f").
+    import hashlib  # lazy: ~3 ms to import, and most commands never hash a description
+
     text = "".join(f"{p}\n" for p in properties)
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_LENGTH]
 

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
 
+from variant_bridge._values import value
 from variant_bridge.metadata.model import Provider, VariantMetadata
 from variant_bridge.properties import VariantDescription, VariantProperty
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
@@ -55,7 +55,7 @@ Explain = Callable[[VariantProperty], "str | None"]
 """Says in the caller's terms why one property is unsupported (``None``: use the generic text)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Judgement:
     """A caller's own verdict on a variant its properties allow (the toolkit evidence, §8)."""
 
@@ -80,7 +80,7 @@ _SHOWN_VALUES = 6
 _feature_of = attrgetter("namespace", "feature")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RankedVariant:
     """One variant's verdict: compatible or not, its rank (1 = most preferred) and why."""
 
@@ -97,7 +97,7 @@ class RankedVariant:
         return self.description.label
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Assessment:
     """One variant measured against the supported properties, before ranks are given."""
 
@@ -122,7 +122,7 @@ class Assessment:
         return (self.key, self.description.label)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Feature:
     namespace_index: int
     feature_index: int
@@ -168,7 +168,7 @@ def _static_supported(providers: Iterable[Provider]) -> SupportedProperties:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Priorities:
     """What a package's variant metadata says about preference, beyond the environment's order.
 
@@ -249,7 +249,7 @@ class VariantRanker:
     def __init__(
         self,
         supported: SupportedProperties,
-        priorities: Priorities = Priorities(),
+        priorities: Priorities = Priorities(),  # noqa: B008 (frozen: a @value)
         *,
         explain: Explain | None = None,
         judge: Judge | None = None,

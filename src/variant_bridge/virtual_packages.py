@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from variant_bridge import _archspec
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidTarget, quote
 
 __all__ = [
@@ -64,7 +65,7 @@ def _version(components: str, digits: int = 4) -> re.Pattern[str]:
     return re.compile(rf"{number}(?:\.{number}){components}", re.ASCII)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VersionShape:
     """What a virtual package's version must look like.
 
@@ -165,13 +166,10 @@ def microarchitecture_problem(name: str, platform: str, *, cpu_family: str | Non
     """
     if name == "0":
         return None
-    import archspec.cpu  # lazy: ~30 ms
-
-    target = archspec.cpu.TARGETS.get(name)
-    if target is None:
-        return f"archspec knows no microarchitecture {quote(name)}" + did_you_mean(
-            name, archspec.cpu.TARGETS
-        )
-    if cpu_family is not None and target.family.name != cpu_family:
-        return f"{name} is an {target.family.name} microarchitecture but {platform} is {cpu_family}"
+    families = _archspec.families()
+    family = families.get(name)
+    if family is None:
+        return f"archspec knows no microarchitecture {quote(name)}" + did_you_mean(name, families)
+    if cpu_family is not None and family != cpu_family:
+        return f"{name} is an {family} microarchitecture but {platform} is {cpu_family}"
     return None

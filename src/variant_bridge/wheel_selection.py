@@ -15,6 +15,7 @@ from typing import Generic, Protocol, TypeVar
 
 from packaging.tags import Tag
 
+from variant_bridge._values import value
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.platform_tags import tag_mismatch
 from variant_bridge.properties import NULL_LABEL, VariantDescription
@@ -50,7 +51,7 @@ class WheelCandidate(Protocol):
 C = TypeVar("C", bound=WheelCandidate)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Verdict(Generic[C]):
     """What selection decided about one candidate wheel, and why."""
 
@@ -66,7 +67,7 @@ class Verdict(Generic[C]):
     """The variant's own verdict (``None`` for non-variant wheels and unknown labels)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Selection(Generic[C]):
     """The chosen wheel (if any) and a verdict for every candidate: ranked ones first."""
 

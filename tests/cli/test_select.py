@@ -236,6 +236,29 @@ def test_install_dry_run_json(cli: Cli, wheels: Path, tmp_path: Path) -> None:
     assert "gpupkg" not in _labels(python)
 
 
+@pytest.mark.slow
+def test_install_dry_run_text_says_what_from_where_and_the_checked_hash(
+    cli: Cli, index: IndexServer, tmp_path: Path
+) -> None:
+    python = _venv(tmp_path / "venv")
+    result = cli("install", "gpupkg", "--index-url", index.url, *MACHINE[:6], "-t", "cuda=12.9",
+                 "--python", str(python), "--dry-run")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines.index(f"Would install with uv into {python}: gpupkg-1.0-py3-none-any-cu129.whl")
+    name = "gpupkg-1.0-py3-none-any-cu129.whl"
+    assert lines[at + 1].startswith(f"  {name} from http://")
+    assert lines[at + 1].endswith(f"/{name}")
+    assert lines[at + 2].startswith("      sha256 ")
+    assert lines[at + 2].endswith(" matches the index")  # the index advertised it
+    assert lines[at + 3] == (
+        "      requires nvidia-cublas-cu12==12.6.4.1: uv resolves these from the same sources "
+        "when it runs"
+    )
+    assert lines[-1] == "Nothing was installed (--dry-run)."
+    assert "gpupkg" not in _labels(python)
+
+
 def test_install_needs_an_interpreter_not_a_version(cli: Cli, wheels: Path) -> None:
     result = cli("install", "gpupkg", "-f", str(wheels), *MACHINE, "-t", "cuda=12.9")
     assert result.exit_code == 1

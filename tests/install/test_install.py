@@ -159,24 +159,28 @@ def test_unreachable_index_at_download_installs_nothing(wheels: Path, tmp_path: 
     assert "gpupkg" not in _installed(target)
 
 
-def test_dry_run_installs_nothing(wheels: Path, tmp_path: Path) -> None:
-    target = _venv(tmp_path / "venv", with_pip=False)
-    choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
-    result = install(plan_install(choices, python=target, installer="uv", find_links=[wheels]),
-                     dry_run=True)  # fmt: skip
-    assert "--dry-run" in result.command
-    assert "gpupkg" in result.output
-    assert "gpupkg" not in _installed(target)
-
-
-def test_a_uv_dry_run_reinstalls_only_what_may_be_installed(wheels: Path, tmp_path: Path) -> None:
+def test_dry_run_checks_the_files_and_installs_nothing(wheels: Path, tmp_path: Path) -> None:
     target = _venv(tmp_path / "venv", with_pip=False)
     choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
     planned = plan_install(choices, python=target, installer="uv", find_links=[wheels])
-    assert "--reinstall-package" not in install(planned, dry_run=True).command  # nothing there yet
-    install(planned)
     dry = install(planned, dry_run=True)
-    assert dry.command[dry.command.index("--reinstall-package") + 1] == "gpupkg"
+    assert (dry.dry_run, dry.returncode, dry.output) == (True, 0, "")  # no installer ran
+    assert "gpupkg" not in _installed(target)
+    real = install(planned)
+    assert dry.hashes == real.hashes  # the same files, checked the same way
+    # What the dry run reports is the command the real run runs (less its staging directory).
+    assert [Path(a).name for a in dry.command] == [Path(a).name for a in real.command]
+    assert real.command[real.command.index("--reinstall-package") + 1] == "gpupkg"
+    assert "--dry-run" not in dry.command
+
+
+def test_a_dry_run_refuses_a_hash_mismatch_like_the_real_run(wheels: Path, tmp_path: Path) -> None:
+    target = _venv(tmp_path / "venv", with_pip=False)
+    with IndexServer(wheels, wrong_hash=frozenset({"gpupkg-1.0-py3-none-any-cu126.whl"})) as index:
+        choices = choose(["gpupkg"], env=ENV, python=target, index_urls=[index.url])
+        planned = plan_install(choices, python=target, installer="uv", index_urls=[index.url])
+        with pytest.raises(InstallError, match=r"hash mismatch for gpupkg-1\.0-py3-none-any-cu126"):
+            install(planned, dry_run=True)
 
 
 def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_path: Path) -> None:
@@ -278,7 +282,7 @@ def test_wheels_chosen_for_another_platform_are_not_installed_here(wheels: Path)
         plan_install(choices, python=target, platform=other)
 
 
-def test_pip_dry_run_says_the_real_run_replaces_the_installed_variant(
+def test_pip_dry_run_changes_nothing_and_the_real_run_replaces_the_installed_variant(
     wheels: Path, tmp_path: Path
 ) -> None:
     target = _venv(tmp_path / "venv", with_pip=True)
@@ -287,10 +291,13 @@ def test_pip_dry_run_says_the_real_run_replaces_the_installed_variant(
     )
     install(plan_install(choose(["gpupkg"], env=driver_only, python=target, find_links=[wheels]),
                          python=target, installer="pip", find_links=[wheels]))  # fmt: skip
-    dry = install(plan_install(choose(["gpupkg"], env=ENV, python=target, find_links=[wheels]),
-                               python=target, installer="pip", find_links=[wheels]), dry_run=True)  # fmt: skip
-    assert "the real run replaces it with the chosen file" in dry.output
+    planned = plan_install(choose(["gpupkg"], env=ENV, python=target, find_links=[wheels]),
+                           python=target, installer="pip", find_links=[wheels])  # fmt: skip
+    dry = install(planned, dry_run=True)
+    assert dry.command[:4] == (target.executable, "-m", "pip", "install")
     assert _installed(target)["gpupkg"] == "cu129"  # a dry run changes nothing
+    install(planned)
+    assert _installed(target)["gpupkg"] == "cu126"  # the same version, the chosen file
 
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])

@@ -99,7 +99,7 @@ def test_wheel_declares_console_script_and_dependencies(wheel: Path) -> None:
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
         metadata = zf.read(f"{dist_info}/METADATA").decode()
-    assert "variant-bridge = variant_bridge.cli:main" in entry_points
+    assert "variant-bridge = variant_bridge.cli:run" in entry_points
     assert "variant_bridge/__main__.py" in names
     assert "variant_bridge/py.typed" in names
     requires = [

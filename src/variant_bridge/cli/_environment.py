@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from variant_bridge._values import value
 from variant_bridge.environment import CUDA_POLICIES, CudaPolicy
 from variant_bridge.errors import ConflictingOptions
 
@@ -27,7 +27,7 @@ __all__ = ["EnvironmentOptions", "environment_options", "usage_errors"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class EnvironmentOptions:
     """The parsed environment options of one command."""
 

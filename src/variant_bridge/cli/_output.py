@@ -8,7 +8,6 @@ print the same ``supported`` object.
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -105,10 +104,13 @@ def _installed_toolkits(
     env: Environment, supported: SupportedProperties
 ) -> dict[str, InstalledToolkit]:
     """The toolkit evidence of each installed or locked variant wheel whose properties are known."""
+    variants = [d for d in env.python_packages if d.variant is not None and not d.variant.is_null]
+    if not variants:
+        return {}  # nothing to read: the evidence machinery (markers, packaging) stays unloaded
     from variant_bridge.translate.evidence import installed_toolkit
 
     found: dict[str, InstalledToolkit] = {}
-    for dist in env.python_packages:
+    for dist in variants:
         toolkit = installed_toolkit(dist, env, supported)
         if toolkit is not None:
             found[dist.name] = toolkit
@@ -191,6 +193,8 @@ def _rows(rows: Iterable[Sequence[str]], *, indent: str = _INDENT) -> None:
 
 
 def _wrap(text: str, *, indent: str) -> str:
+    import textwrap  # lazy: --json never wraps
+
     return textwrap.fill(
         text,
         width=_WIDTH,

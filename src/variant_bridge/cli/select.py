@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from variant_bridge._values import value
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
@@ -52,7 +52,7 @@ def _source_options(function: F) -> F:
     )(function)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _SourceOptions:
     """What :func:`_source_options` parsed: the package sources and the target interpreter."""
 
@@ -367,6 +367,24 @@ def install(
         verb = "Would install" if dry_run else "Installed"
         names = ", ".join(c.name for c in install_plan.candidates)
         click.echo(f"{verb} with {install_plan.installer} into {target.python.executable}: {names}")
-        if dry_run and result.output:
-            click.echo(result.output, err=True)
+        if dry_run:
+            _echo_dry_run(choices, result.hashes, install_plan.installer)
     sys.stdout.flush()
+
+
+def _echo_dry_run(
+    choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]], installer: str
+) -> None:
+    """Each chosen file: where it comes from, its checked sha256, what the installer resolves."""
+    for choice, (name, sha256) in zip(choices, hashes, strict=True):
+        candidate = choice.selected
+        assert candidate is not None  # plan() refused otherwise
+        checked = "matches the index" if candidate.sha256 else "(the source advertises none)"
+        click.echo(f"  {name} from {candidate.url}")
+        click.echo(f"      sha256 {sha256} {checked}")
+        if choice.requirements:
+            click.echo(
+                f"      requires {', '.join(choice.requirements)}: {installer} resolves these "
+                "from the same sources when it runs"
+            )
+    click.echo("Nothing was installed (--dry-run).")

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from variant_bridge import _archspec
+from variant_bridge._values import value
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.mappings import MappingTables, load_tables
@@ -54,7 +55,7 @@ _CMAKE_ARCH = re.compile(r"([0-9]{1,2})([0-9])", re.ASCII)
 _PROVIDER_NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Fact:
     """One declared fact about a virtual package.
 
@@ -130,9 +131,7 @@ def check_value(name: str, value: str, *, where: str, empty_hint: bool = False) 
 def _check_archspec(text: str, *, where: str, original: str) -> str:
     if text == "0":  # CEP 30: only the platform's architecture is known
         return text
-    import archspec.cpu  # lazy: ~30 ms, only when an archspec value is declared
-
-    names = archspec.cpu.TARGETS
+    names = _archspec.families()
     if text in names:
         return text
     fixed = text.replace("-", "_").lower()

@@ -19,10 +19,10 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from variant_bridge._values import value
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import DetectionError, clip
 from variant_bridge.mappings import load_tables
@@ -41,7 +41,7 @@ __all__ = [
 _OWNED_DIST_INFO = re.compile(rb'site-packages(?:/|\\\\)([^/"\\]+\.dist-info)(?:/|\\\\)')
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PrefixContents:
     """What a prefix holds, before virtual packages are added."""
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, SelectionError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind, Skipped
@@ -34,7 +34,7 @@ _SEPARATORS = re.compile(r"[-_.]+")
 _MAX_REASONS = 6
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Wheel:
     """A wheel of the project with its parsed filename and version."""
 

@@ -10,9 +10,9 @@ reason in words.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from pathlib import Path
 
+from variant_bridge._values import value
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.metadata.model import VariantMetadata
 from variant_bridge.properties import VariantDescription
@@ -34,7 +34,7 @@ class ProblemKind(enum.Enum):
     UNKNOWN_LABEL = "label not in the variant metadata"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Problem:
     """Why one file cannot be used: its :attr:`kind` and the reason in words."""
 
@@ -45,7 +45,7 @@ class Problem:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Skipped:
     """A file of the project that was left out, and why."""
 
@@ -57,7 +57,7 @@ class Skipped:
         return self.problem.text
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class IndexFile:
     """A file as a find-links directory or a simple index page lists it, before any filtering.
 
@@ -91,7 +91,7 @@ class IndexFile:
     core_metadata_sha256: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Candidate:
     """One wheel file that could be installed.
 
@@ -148,7 +148,7 @@ class Candidate:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PackageFiles:
     """The wheels of one project version, their variant metadata and what was left out.
 

@@ -13,11 +13,11 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
+from variant_bridge._values import value
 from variant_bridge._version import __version__
 from variant_bridge.errors import HashMismatch, IndexReadError
 from variant_bridge.indexes.candidates import Candidate
@@ -36,7 +36,7 @@ _CHUNK = 1 << 16
 _USER_AGENT = f"variant-bridge/{__version__}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Response:
     """A fetched document: its body, content type and the URL it came from after redirects."""
 

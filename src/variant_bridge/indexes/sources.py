@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
+from variant_bridge._values import value
 from variant_bridge.indexes import findlinks, simple
 from variant_bridge.indexes.candidates import IndexFile
 from variant_bridge.indexes.urls import check_find_links, check_url
@@ -43,7 +43,7 @@ class IndexSource(Protocol):
         """The note for a project :meth:`list_files` has no page for."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class FindLinks:
     """A ``--find-links`` location: a directory (or its ``file://`` URL) or a page of links."""
 
@@ -63,7 +63,7 @@ class FindLinks:
         return f"{self.name}: no files for {project}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SimpleIndex:
     """A PEP 503 / PEP 691 simple index root, e.g. ``https://pypi.org/simple``."""
 

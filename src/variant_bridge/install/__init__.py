@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from packaging.utils import canonicalize_name
-
+from variant_bridge._values import value
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
 from variant_bridge.indexes import Candidate, FindLinks, IndexSource, SimpleIndex
@@ -54,7 +52,7 @@ def find_uv() -> str | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InstallPlan:
     """What will run: the installer, the interpreter, and the exact files."""
 
@@ -63,8 +61,10 @@ class InstallPlan:
     candidates: tuple[Candidate, ...]
     find_links: tuple[str, ...] = ()
     index_urls: tuple[str, ...] = ()
+    uv: str | None = None
+    """The uv executable found when planning (looking it up again costs ~2 ms)."""
 
-    def command(self, wheels: Sequence[Path], *, dry_run: bool = False) -> list[str]:
+    def command(self, wheels: Sequence[Path]) -> list[str]:
         """The installer command line for the staged *wheels*."""
         assert self.python.executable is not None  # plan_install() guarantees it
         sources: list[str] = []
@@ -77,39 +77,15 @@ class InstallPlan:
         else:
             sources.append("--no-index")
         if self.installer == "uv":
-            uv = find_uv()
+            uv = self.uv or find_uv()
             assert uv is not None  # plan_install() guarantees it
             head = [uv, "pip", "install", "--python", self.python.executable]
-            # The chosen files replace whatever variant of the same version is installed. A dry
-            # run leaves out what is surely not installed: the flag makes uv ask the interpreter
-            # again (~40 ms) for nothing.
+            # The chosen files replace whatever variant of the same version is installed.
             for candidate in self.candidates:
-                name = candidate.filename.name
-                if not dry_run or _may_be_installed(self.python.executable, name):
-                    head += ["--reinstall-package", name]
+                head += ["--reinstall-package", candidate.filename.name]
         else:
             head = [self.python.executable, "-m", "pip", "install", "--disable-pip-version-check"]
-        tail = ["--dry-run"] if dry_run else []
-        return [*head, *[str(w) for w in wheels], *sources, *tail]
-
-
-def _may_be_installed(executable: str, project: str) -> bool:
-    """``False`` only when *executable*'s venv or prefix surely has no *project* installed: its
-    one ``lib/python*/site-packages`` lists no such ``.dist-info`` and no system site-packages
-    are added."""
-    root = Path(executable).parent.parent
-    sites = list(root.glob("lib/python*/site-packages"))
-    config = root / "pyvenv.cfg"
-    if len(sites) != 1 or (
-        config.is_file() and "include-system-site-packages = true" in config.read_text().lower()
-    ):
-        return True
-    wanted = canonicalize_name(project)
-    return any(
-        canonicalize_name(entry.name.partition("-")[0]) == wanted
-        for entry in sites[0].iterdir()
-        if entry.name.endswith(".dist-info")
-    )
+        return [*head, *[str(w) for w in wheels], *sources]
 
 
 def plan_install(
@@ -140,9 +116,10 @@ def plan_install(
                 f"the wheels were chosen for {platform}, but {python.executable} runs on "
                 f"{host}: install on a machine of that platform, or choose with --platform {host}"
             )
+    uv = find_uv() if installer in (None, "uv") else None
     if installer is None:
-        installer = "uv" if find_uv() is not None else "pip"
-    elif installer == "uv" and find_uv() is None:
+        installer = "uv" if uv is not None else "pip"
+    elif installer == "uv" and uv is None:
         raise InstallError("--installer uv: uv is not installed (pip install uv, or use pip)")
     return InstallPlan(
         installer,
@@ -150,4 +127,5 @@ def plan_install(
         tuple(candidates),
         tuple(s.location for s in sources if isinstance(s, FindLinks)),
         tuple(s.url for s in sources if isinstance(s, SimpleIndex)),
+        uv if installer == "uv" else None,
     )

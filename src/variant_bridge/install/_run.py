@@ -3,12 +3,13 @@
 pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
 is staged under its non-variant name; afterwards PEP 610 ``direct_url.json`` is pointed at the
 file's real origin, and the installed distribution is checked to be the chosen version and label.
+A dry run fetches and checks the same files and stops before staging: the exact files are
+decided, so no installer (nor the target interpreter) needs to run to say what would be installed.
 """
 
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import io
 import json
@@ -17,12 +18,12 @@ import subprocess
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
+from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
@@ -35,25 +36,34 @@ if TYPE_CHECKING:
 __all__ = ["InstallResult", "install"]
 
 
-def _stage(candidate: Candidate, downloads: Downloads, staging: Path) -> tuple[Path, Path]:
-    """(the checked file, its staged copy): renamed for the installer, variant markers decided
-    (:mod:`._markers`)."""
+def _checked(candidate: Candidate, downloads: Downloads) -> Path:
+    """The local copy of *candidate*, hash-checked and opened as a zip archive."""
     try:
         path = downloads.get(candidate)
     except HashMismatch as e:  # nothing is installed: the installer has not run
         raise InstallError(str(e)) from e
-    staged = staging / candidate.filename.base
-    label = candidate.label
+    try:
+        with zipfile.ZipFile(path):
+            pass
+    except (zipfile.BadZipFile, OSError) as e:
+        raise InstallError(
+            f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
+        ) from e
+    return path
+
+
+def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
+    """A copy of the checked file *path* the installer accepts: renamed (no variant label) and
+    its variant markers decided for the chosen variant (:mod:`._markers`)."""
     values = VariantValues.of(candidate.variant)
-    if label is not None and candidate.variant is None:
-        values = VariantValues(label=label)
+    if candidate.label is not None and candidate.variant is None:
+        values = VariantValues(label=candidate.label)
     try:
         stage_wheel(path, staged, values)
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
-    return path, staged
 
 
 _STATE = """
@@ -72,7 +82,7 @@ print(json.dumps({"installed": out, "site": list(dict.fromkeys(paths))}))
 """
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _State:
     installed: dict[str, tuple[str, str | None]]
     site_packages: tuple[Path, ...]
@@ -112,6 +122,8 @@ def _record_hash(data: bytes) -> str:
 
 def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: str) -> None:
     """Point the installed ``direct_url.json`` at the wheel's real URL (PEP 610), fix RECORD."""
+    import csv  # lazy: only a real run rewrites RECORD
+
     name = canonicalize_name(candidate.filename.name).replace("-", "_")
     stem = f"{name}-{candidate.filename.version}"
     for root in site_packages:
@@ -144,14 +156,17 @@ def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: 
         return
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InstallResult:
     plan: InstallPlan
     command: tuple[str, ...]
+    """The installer command; for a dry run, the one the real run would run."""
     returncode: int
     output: str
+    """What the installer printed (nothing for a dry run: nothing ran)."""
     hashes: tuple[tuple[str, str], ...]
-    """``(filename, sha256)`` of every staged wheel, as checked."""
+    """``(filename, sha256)`` of every chosen wheel, as checked."""
+    dry_run: bool = False
 
 
 def install(
@@ -161,6 +176,8 @@ def install(
 
     :param downloads: where the chosen wheels are (or are downloaded to); a wheel the command
         already fetched there is not fetched again. ``None``: a temporary directory.
+    :param dry_run: fetch and check every wheel the same way, then stop: the result holds the
+        command a real run would run; no installer runs and nothing is installed.
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
     :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
@@ -168,43 +185,38 @@ def install(
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
         if downloads is None:
             downloads = Downloads(Path(work) / "downloads")
-        staging = Path(work) / "staging"
-        staging.mkdir()
-        staged = [_stage(c, downloads, staging) for c in plan.candidates]
-        wheels = [copy for _, copy in staged]
-        # The hash of the file as it came (the staged copy may have decided variant markers).
+        checked = [_checked(c, downloads) for c in plan.candidates]
         hashes = tuple(
-            (c.name, file_sha256(checked))
-            for c, (checked, _) in zip(plan.candidates, staged, strict=True)
+            (c.name, file_sha256(p)) for c, p in zip(plan.candidates, checked, strict=True)
         )
+        staging = Path(work) / "staging"
+        wheels = [staging / c.filename.base for c in plan.candidates]
+        command = plan.command(wheels)
+        if dry_run:
+            return InstallResult(plan, tuple(command), 0, "", hashes, dry_run=True)
+        staging.mkdir()
+        for candidate, path, wheel in zip(plan.candidates, checked, wheels, strict=True):
+            _stage(candidate, path, wheel)
         # Only pip needs to know beforehand (it keeps a same-version install of another variant).
         before = _state(plan.python.executable) if plan.installer == "pip" else None
-        command = plan.command(wheels, dry_run=dry_run)
         proc = _run(command, plan.installer)
         output = (proc.stdout + proc.stderr).strip()
         # pip keeps an installed distribution of the same version whatever file it came from
         # (another variant label): those are replaced afterwards, without touching their deps.
         same = [
-            (c, w)
+            w
             for c, w in zip(plan.candidates, wheels, strict=True)
             if before is not None
             and before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
             == c.filename.version
         ]
-        if plan.installer == "pip" and same and dry_run:
-            names = ", ".join(c.name for c, _ in same)
-            output += (
-                f"\nnote: pip's dry run keeps the installed version of {names}; the real run "
-                "replaces it with the chosen file (pip install --no-deps --force-reinstall)"
-            )
-        elif plan.installer == "pip" and same:
+        if same:
             pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
-            _run([*pip, "--force-reinstall", *(str(w) for _, w in same)], plan.installer)
-        if not dry_run:
-            after = _state(plan.python.executable)
-            for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
-                _verify(after, candidate)
-                _record_origin(after.site_packages, candidate, sha)
+            _run([*pip, "--force-reinstall", *(str(w) for w in same)], plan.installer)
+        after = _state(plan.python.executable)
+        for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
+            _verify(after, candidate)
+            _record_origin(after.site_packages, candidate, sha)
     return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
 
 

@@ -21,6 +21,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import (
     IndexReadError,
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Target:
     """What the wheels are chosen for: the environment, its interpreter and what it supports."""
 
@@ -77,7 +78,7 @@ class Target:
     """Computed once from :attr:`env` (its ``policy`` is the CUDA policy decided then)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PackageRequest:
     """One requested package, as typed and as parsed."""
 
@@ -85,7 +86,7 @@ class PackageRequest:
     requirement: Requirement
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Duplicate:
     """A ``Requires-Dist`` of the chosen wheel whose library the conda prefix already has."""
 
@@ -105,7 +106,7 @@ class Duplicate:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PackageChoice:
     """What was found and chosen for one requested package."""
 

@@ -4,25 +4,23 @@ The YAML files are data: namespaces, features, value ranges, which virtual packa
 maps to, reverse spec templates, override variables, subdirs and platform tags, and the PyPI <->
 conda name table. :func:`load_tables` reads the packaged files once and checks every key
 (:mod:`variant_bridge.mappings._schema`); a broken edit is reported in one go, each problem with
-its file and key path. Microarchitecture facts are not here: :mod:`variant_bridge.translate` asks
-archspec. Nothing is read at import time.
+its file and key path. A process that finds the files unchanged takes the same tables from
+``_compiled.py`` instead (generated from them, keyed by their size and CRC-32: see
+``_compiler``), which skips PyYAML. Microarchitecture facts are not here:
+:mod:`variant_bridge.translate` asks archspec. Nothing is read at import time.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from variant_bridge.errors import MappingTableError
-from variant_bridge.mappings._schema import (
-    CPU_TABLE_FILES,
-    NVIDIA_RULES,
-    TABLE_FILES,
-    tables_from_documents,
-)
 from variant_bridge.mappings.tables import (
+    CPU_TABLE_FILES,
+    TABLE_FILES,
     CpuTable,
     IntRange,
     MappingTables,
@@ -39,6 +37,9 @@ from variant_bridge.mappings.tables import (
     SubdirInfo,
     TagAlias,
 )
+
+if TYPE_CHECKING:
+    from variant_bridge.mappings._schema import NVIDIA_RULES
 
 __all__ = [
     "CPU_TABLE_FILES",
@@ -59,10 +60,19 @@ __all__ = [
     "PlatformTagRule",
     "SubdirInfo",
     "TagAlias",
+    "compiled_tables",
     "load_tables",
     "parse_tables",
     "read_tables",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NVIDIA_RULES":  # the schema's, imported only when asked for
+        from variant_bridge.mappings import _schema
+
+        return _schema.NVIDIA_RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache
@@ -71,7 +81,27 @@ def load_tables() -> MappingTables:
 
     :raises MappingTableError: listing every problem, when a file is missing or invalid.
     """
+    compiled = compiled_tables(Path(__file__).parent)
+    if compiled is not None:
+        return compiled
+    from importlib import resources
+
     return read_tables(resources.files(__name__))
+
+
+def compiled_tables(directory: Path) -> MappingTables | None:
+    """The tables from ``_compiled.py`` when it was generated from the files in *directory*
+    (same size and CRC-32), else ``None``: the YAML is then read, so an edit is never shadowed."""
+    from variant_bridge.mappings import _compiled
+    from variant_bridge.mappings._compiler import fingerprint
+
+    try:
+        for name in TABLE_FILES:
+            if _compiled.FINGERPRINTS.get(name) != fingerprint((directory / name).read_bytes()):
+                return None
+    except OSError:  # not plain files (a zip): read_tables() says what is wrong, if anything
+        return None
+    return _compiled.build()
 
 
 def read_tables(directory: Any) -> MappingTables:
@@ -105,6 +135,8 @@ def parse_tables(raw: Mapping[str, Any]) -> MappingTables:
     :raises MappingTableError: with every problem found, e.g.
         ``nvidia.yaml: features.sm_arch.virtual_package: expected a string starting with '__'``.
     """
+    from variant_bridge.mappings._schema import tables_from_documents
+
     tables, problems = tables_from_documents(raw)
     if tables is None:
         raise MappingTableError(problems or ["no tables"])

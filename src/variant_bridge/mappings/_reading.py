@@ -12,9 +12,9 @@ import functools
 import re
 import string
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar, cast
 
+from variant_bridge._values import value
 from variant_bridge.mappings.tables import IntRange, OverrideVariable
 from variant_bridge.properties import FEATURE_RE, NAMESPACE_RE, VALUE_RE
 
@@ -113,7 +113,7 @@ def got(value: object) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Opt:
     """An optional key of a :func:`record`, *default* when absent."""
 

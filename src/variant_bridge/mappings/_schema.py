@@ -48,6 +48,8 @@ from variant_bridge.mappings._reading import (
     virtual_package,
 )
 from variant_bridge.mappings.tables import (
+    CPU_TABLE_FILES,
+    TABLE_FILES,
     CpuTable,
     CudaReleases,
     MappingTables,
@@ -59,10 +61,7 @@ from variant_bridge.mappings.tables import (
 )
 from variant_bridge.properties import FEATURE_RE
 
-__all__ = ["CPU_TABLE_FILES", "NVIDIA_RULES", "TABLE_FILES", "tables_from_documents"]
-
-TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
-CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
+__all__ = ["NVIDIA_RULES", "tables_from_documents"]
 
 # Each built-in rule parses values into these kinds; spec templates may be keyed by kind.
 NVIDIA_RULES: Mapping[str, tuple[str, ...]] = MappingProxyType(

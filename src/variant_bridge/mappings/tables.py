@@ -8,18 +8,21 @@ namespaces (docs/semantics.md §1-6).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from variant_bridge._values import value
 
-from variant_bridge.properties import VALUE_RE
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 __all__ = [
+    "CPU_TABLE_FILES",
+    "TABLE_FILES",
     "CpuTable",
     "CudaReleases",
     "IntRange",
@@ -38,13 +41,17 @@ __all__ = [
     "TagAlias",
 ]
 
+TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
+"""The package's YAML files, one per table."""
+CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
+
 NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
 NameKind = Literal["cuda-library", "cuda-meta", "python"]
 
 _PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class IntRange:
     """An inclusive range of integers, e.g. CUDA majors 11..15."""
 
@@ -58,7 +65,7 @@ class IntRange:
         return f"{self.low}..{self.high}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class OverrideVariable:
     """Environment variables that override one virtual package, in both worlds."""
 
@@ -68,7 +75,7 @@ class OverrideVariable:
     """The wheel-variant provider's own variable for the same fact, if it has one."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaFeature:
     """One ``nvidia`` feature: its value rule and reverse spec templates per value kind."""
 
@@ -80,7 +87,7 @@ class NvidiaFeature:
     """Value kind (``version``; ``real`` / ``virtual`` for ``sm_arch``) -> spec templates."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaTable:
     """``nvidia.yaml``."""
 
@@ -110,7 +117,7 @@ class NvidiaTable:
         return next(o for o in self.overrides if o.virtual_package == virtual_package)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuTable:
     """``x86_64.yaml`` / ``aarch64.yaml``: a CPU namespace over archspec's database."""
 
@@ -155,12 +162,14 @@ class CpuTable:
             and archspec_name.endswith(suffix)
             and len(archspec_name) > len(prefix) + len(suffix)
         ):
+            from variant_bridge.properties import VALUE_RE  # lazy: detection reads no property
+
             value = archspec_name[len(prefix) : len(archspec_name) - len(suffix)]
             return value if VALUE_RE.fullmatch(value) else None
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SubdirInfo:
     """One conda subdir from ``platform.yaml``."""
 
@@ -182,7 +191,7 @@ class SubdirInfo:
         return self.platform_machine or self.machines[0]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class OperatingSystem:
     """One OS (a subdir prefix): its name in messages and its version overrides."""
 
@@ -194,7 +203,7 @@ class OperatingSystem:
     """PEP 508 ``os_name`` (``posix``, ``nt``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TagAlias:
     """A legacy platform tag name and the PEP 600 tag it means (``manylinux2014``)."""
 
@@ -205,7 +214,7 @@ class TagAlias:
     """Architectures the legacy name was defined for; ``None``: every one."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PlatformTagRule:
     """How one family of wheel platform tags maps to conda (``manylinux_X_Y`` -> ``__glibc``)."""
 
@@ -216,13 +225,19 @@ class PlatformTagRule:
     virtual_package: str | None
     arches: Mapping[str, tuple[str, ...]] | None = field(hash=False)
     """Tag architecture -> subdirs; ``None``: any subdir (of :attr:`os`, when set)."""
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern))
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """:attr:`pattern`, compiled on first use (detection never reads a platform tag)."""
+        return _compiled_pattern(self.pattern)
 
 
-@dataclass(frozen=True, slots=True)
+@functools.cache
+def _compiled_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@value
 class PlatformTable:
     """``platform.yaml``."""
 
@@ -262,7 +277,7 @@ class PlatformTable:
 Release = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CudaReleases:
     """Which CUDA toolkit (``major.minor``) a CUDA component's version ships with.
 
@@ -276,11 +291,6 @@ class CudaReleases:
     releases: tuple[tuple[Release, tuple[int, int]], ...]
     source: str
     """Where the rule comes from, in words."""
-    _specifier: SpecifierSet | None = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        spec = SpecifierSet(self.same_minor) if self.same_minor is not None else None
-        object.__setattr__(self, "_specifier", spec)
 
     def cuda_of(self, release: Release) -> tuple[int, int] | None:
         """The CUDA ``(major, minor)`` of a component version (its release numbers, a prefix
@@ -292,15 +302,21 @@ class CudaReleases:
                 best = (prefix, cuda)
         if best is not None:
             return best[1]
-        spec = self._specifier
-        if spec is None or len(release) < 2:
+        if self.same_minor is None or len(release) < 2:
             return None
-        if spec.contains(".".join(map(str, release)), prereleases=True):
+        if _specifier(self.same_minor).contains(".".join(map(str, release)), prereleases=True):
             return release[0], release[1]
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@functools.cache
+def _specifier(text: str) -> SpecifierSet:
+    from packaging.specifiers import SpecifierSet  # lazy: packaging costs ~10 ms to import
+
+    return SpecifierSet(text)
+
+
+@value
 class NameMapping:
     """One PyPI distribution and the conda-forge package that provides the same thing."""
 
@@ -321,7 +337,7 @@ class NameMapping:
     NCCL...: then only a ``-cuXX`` name says the major, through :attr:`cuda_major`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NameTable:
     """``names.yaml`` with lookups in both directions."""
 
@@ -345,6 +361,8 @@ class NameTable:
 
     def conda_for_pypi(self, name: str) -> NameMapping | None:
         """The conda package for a PyPI name (any spelling: ``Nvidia_Cublas-CU12`` works)."""
+        from packaging.utils import canonicalize_name  # lazy: packaging costs ~10 ms to import
+
         return self._by_pypi.get(canonicalize_name(name))
 
     def pypi_for_conda(self, name: str) -> tuple[NameMapping, ...]:
@@ -352,7 +370,7 @@ class NameTable:
         return self._by_conda.get(name, ())
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class MappingTables:
     """All tables, validated."""
 

@@ -8,9 +8,9 @@ come in several schema dialects (PEP 817 ``v0.0.3``, PEP 825 ``peps/825/v0.1.1``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from variant_bridge._values import value
 from variant_bridge.properties import VariantDescription
 
 __all__ = ["Dialect", "Provider", "StaticFeature", "VariantMetadata"]
@@ -18,7 +18,7 @@ __all__ = ["Dialect", "Provider", "StaticFeature", "VariantMetadata"]
 Dialect = Literal["pep817", "pep825", "variantlib", "pep850"]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class StaticFeature:
     """One feature of a static provider with its values, most preferred first."""
 
@@ -26,7 +26,7 @@ class StaticFeature:
     values: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Provider:
     """How the compatibility of one namespace is decided.
 
@@ -51,7 +51,7 @@ class Provider:
         return self.static_properties is not None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VariantMetadata:
     """Variant metadata of one package version (or of one wheel).
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from variant_bridge._values import value
 from variant_bridge.metadata._fields import describe, fail
 from variant_bridge.metadata.model import Dialect
 
@@ -43,7 +43,7 @@ _FAMILIES: Final[Mapping[str | None, tuple[tuple[tuple[int, int, int], Dialect],
 }
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Schema:
     """How to read one document."""
 

@@ -15,8 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from packaging.utils import canonicalize_name
-
 from variant_bridge.environment import (
     CUDA_POLICIES,
     CudaPolicy,
@@ -308,6 +306,8 @@ def _installed_distributions(env: Environment, tables: MappingTables) -> dict[st
 def abi_feature(name: str) -> str:
     """The ``abi_dependency`` feature of a PyPI name (``jax-cuda12-plugin`` ->
     ``jax_cuda12_plugin``)."""
+    from packaging.utils import canonicalize_name  # lazy: packaging costs ~10 ms to import
+
     return canonicalize_name(name).replace("-", "_")
 
 

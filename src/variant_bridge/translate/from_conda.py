@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from variant_bridge._values import value
 from variant_bridge.environment import CondaRecord, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.mappings import MappingTables, load_tables
@@ -36,7 +36,7 @@ _EXACT_VERSION_RE = re.compile(r"[0-9][0-9A-Za-z._+]*")
 _KNOWN_VIRTUAL = frozenset({"__archspec", "__unix"})
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CondaFacts:
     """What :func:`read_conda_specs` made of conda specs.
 
@@ -49,7 +49,7 @@ class CondaFacts:
     ignored: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Spec:
     text: str
     name: str

@@ -4,17 +4,26 @@ Microarchitecture facts come from archspec (imported lazily, computed once per t
 the tables: which names exist, their generic level or architecture version, their feature flags.
 The forward translation reads a machine's profile; the reverse one collects the names that have a
 property; both word an unknown value the same way (semantics.md §4).
+
+A machine's profile comes from a snapshot of archspec's answers when that was generated from the
+very database archspec would read now (:mod:`variant_bridge._archspec`).
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from variant_bridge import _archspec
+from variant_bridge._values import value
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable
-from variant_bridge.properties import FEATURE_RE, VariantProperty
+
+if TYPE_CHECKING:
+    from variant_bridge.properties import VariantProperty
 
 __all__ = [
     "CpuProfile",
@@ -24,12 +33,13 @@ __all__ = [
     "names_with",
     "profile",
     "profiles",
+    "snapshot_profiles",
     "unknown_reason",
     "value_reason",
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuProfile:
     """What one microarchitecture supports: generation values (newest first) and flags."""
 
@@ -40,9 +50,20 @@ class CpuProfile:
 
 
 def archspec_version() -> str:
-    import archspec
+    return _archspec.version()
 
-    return str(getattr(archspec, "__version__", "?"))
+
+def snapshot_profiles(
+    table: CpuTable, *, environ: Mapping[str, str] = os.environ, database: Path | None = None
+) -> Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...]]] | None:
+    """The snapshot's profiles for *table* when they are archspec's answers here and now (see
+    :mod:`variant_bridge._archspec`) for this very table, else ``None``."""
+    found = _archspec.snapshot(environ=environ, database=database)
+    if found is None or found.TABLES.get(table.namespace) != repr(table):
+        return None
+    profiles: Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...]]]
+    profiles = found.PROFILES[table.namespace]
+    return profiles
 
 
 @functools.cache
@@ -50,27 +71,29 @@ def profiles(table: CpuTable) -> dict[str, CpuProfile]:
     """Every microarchitecture of the table's family, computed once from archspec."""
     import archspec.cpu
 
-    targets = {
-        name: t
-        for name, t in archspec.cpu.TARGETS.items()
-        if t.family.name == table.archspec_family
+    return {
+        name: _profile(table, target)
+        for name, target in archspec.cpu.TARGETS.items()
+        if target.family.name == table.archspec_family
     }
-    universe = flag_features(table)
-    cap = targets.get(table.archspec_name(table.max_value))
-    result: dict[str, CpuProfile] = {}
-    for name, target in targets.items():
-        generic = target.generic
-        if cap is not None and cap in generic.ancestors:
-            generic = cap  # the provider ranks nothing above its max; cap like it does
-        chain = [generic, *sorted(generic.ancestors, key=lambda a: -len(a.ancestors))]
-        generations = tuple(
-            v
-            for v in (table.value_for(t.name) for t in chain if t.vendor == "generic")
-            if v is not None
-        )
-        flags = tuple(f for f in universe if f in target)
-        result[name] = CpuProfile(name, generic.name, generations, flags)
-    return result
+
+
+def _profile(table: CpuTable, target: Any) -> CpuProfile:
+    """What archspec's *target* (of the table's family) supports."""
+    import archspec.cpu
+
+    generic = target.generic
+    cap = archspec.cpu.TARGETS.get(table.archspec_name(table.max_value))
+    if cap is not None and cap in generic.ancestors:
+        generic = cap  # the provider ranks nothing above its max; cap like it does
+    chain = [generic, *sorted(generic.ancestors, key=lambda a: -len(a.ancestors))]
+    generations = tuple(
+        v
+        for v in (table.value_for(t.name) for t in chain if t.vendor == "generic")
+        if v is not None
+    )
+    flags = tuple(f for f in flag_features(table) if f in target)
+    return CpuProfile(target.name, generic.name, generations, flags)
 
 
 @functools.cache
@@ -78,6 +101,8 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
     """Every flag feature: the provider's order first, then every other archspec flag of the
     table's family, sorted."""
     import archspec.cpu
+
+    from variant_bridge.properties import FEATURE_RE
 
     known: set[str] = set()
     for t in archspec.cpu.TARGETS.values():
@@ -91,15 +116,22 @@ def flag_features(table: CpuTable) -> tuple[str, ...]:
     return (*table.flag_order, *extra)
 
 
+@functools.cache
 def profile(table: CpuTable, name: str) -> CpuProfile | str:
-    """What microarchitecture *name* supports, or why it cannot be used."""
-    found = profiles(table).get(name)
-    if found is not None:
-        return found
+    """What microarchitecture *name* supports, or why it cannot be used (only *name*'s profile
+    is computed, once: detection needs one, and all of them cost ~4 ms)."""
+    known = snapshot_profiles(table)
+    if known is not None and name in known:
+        generic, generations, flags = known[name]
+        return CpuProfile(name, generic, generations, flags)
     import archspec.cpu
 
     target = archspec.cpu.TARGETS.get(name)
+    if target is not None and target.family.name == table.archspec_family:
+        return _profile(table, target)
     if target is None:
+        import difflib  # lazy: only on the error path
+
         close = difflib.get_close_matches(name, list(archspec.cpu.TARGETS), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return f"{quote(name)} is not a microarchitecture archspec {archspec_version()} knows{hint}"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from variant_bridge._values import value
 from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable, MappingTables, NameTable, NvidiaTable, load_tables
 from variant_bridge.properties import VariantProperty
@@ -29,7 +29,7 @@ SpecForm = Literal["any", "rattler", "conda"]
 _ABI_VALUE_RE = re.compile(r"(?:0|[1-9][0-9]{0,17})(?:\.(?:0|[1-9][0-9]{0,17})){0,2}")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CondaSpec:
     """One conda match spec and which clients understand it.
 
@@ -44,7 +44,7 @@ class CondaSpec:
     alternative_to: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Translation:
     """The conda specs a set of properties needs.
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from variant_bridge._values import value
 from variant_bridge.environment import CudaPolicy, Toolkit, VirtualPackage
-from variant_bridge.properties import VariantFeature, VariantProperty
+
+if TYPE_CHECKING:  # properties (~2.5 ms of classes) load only when a property is handled
+    from variant_bridge.properties import VariantFeature, VariantProperty
 
 __all__ = [
     "AbiBasis",
@@ -33,7 +36,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SupportedFeature:
     """One feature with its supported values, most preferred first."""
 
@@ -45,10 +48,12 @@ class SupportedFeature:
 
     @property
     def key(self) -> VariantFeature:
+        from variant_bridge.properties import VariantFeature
+
         return VariantFeature(self.namespace, self.feature)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaValue:
     """An ``nvidia`` property value, read: ``12.8`` -> (version, 12, 8); ``90_real`` -> (real,
     9, 0)."""
@@ -95,7 +100,7 @@ _ADMITS: Mapping[Limit, Callable[[NvidiaValue, tuple[int, int]], bool]] = Mappin
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Bound:
     """One rule the values of an nvidia feature had to meet, and the fact it came from.
 
@@ -112,21 +117,21 @@ class Bound:
         return _ADMITS[self.limit](value, self.version)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NvidiaBasis:
     """The bounds of each nvidia feature (also of a feature left with no value)."""
 
     bounds: Mapping[str, tuple[Bound, ...]] = field(hash=False)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CpuBasis:
     """The ``__archspec`` a CPU namespace's values come from."""
 
     microarchitecture: VirtualPackage
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class AbiBasis:
     """``abi_dependency`` feature -> what provides it (``torch 2.9.1 (PyPI)``)."""
 
@@ -138,7 +143,7 @@ Basis = NvidiaBasis | CpuBasis | AbiBasis
 _NO_BASES: Mapping[str, Basis] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SupportedProperties:
     """Supported features in priority order, plus namespaces known to be unsupported."""
 
