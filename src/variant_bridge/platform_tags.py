@@ -145,7 +145,7 @@ def _read_platform(tag: str, table: PlatformTable) -> _Platform | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PlatformNeeds:
     """What one wheel platform tag needs of a conda platform, as data (maintainer checks)."""
 
