@@ -24,6 +24,12 @@ def abort_before_answering() -> int:
     os.abort()
 
 
+def chatty() -> str:
+    print("building vbdemo ...")  # rattler-build's progress: must not spoil the answer
+    os.write(1, b"raw bytes on fd 1\n")
+    return "done"
+
+
 def refuse() -> None:
     raise ReleaseInputError("recipe.yaml: the recipe does not render: no such key")
 
@@ -34,6 +40,10 @@ def fail_unexpectedly() -> None:
 
 def test_a_crash_after_the_answer_does_not_lose_it() -> None:
     assert run_isolated(answer_then_crash_at_exit, 21) == 42
+
+
+def test_what_the_work_prints_does_not_spoil_the_answer() -> None:
+    assert run_isolated(chatty) == "done"
 
 
 def test_a_child_that_dies_before_answering_is_one_clear_error() -> None:

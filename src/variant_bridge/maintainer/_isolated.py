@@ -8,12 +8,12 @@ to a pipe of its own *before* it exits: once the parent holds the whole result, 
 status no longer matters. A child that dies before answering is an error naming its signal.
 
 A plain ``python -c`` child is used rather than :mod:`multiprocessing`: a spawned child re-runs
-the caller's main script, which a library user's script need not guard.
+the caller's main script, which a library user's script need not guard. The answer comes back
+on the child's stdout (what the work prints is sent to its stderr), which works on every OS.
 """
 
 from __future__ import annotations
 
-import os
 import pickle
 import signal
 import subprocess
@@ -30,9 +30,14 @@ T = TypeVar("T")
 
 _CHILD = """\
 import os, pickle, sys
-stream = os.fdopen(int(sys.argv[1]), "wb")
-sys.path[:] = pickle.loads(sys.stdin.buffer.read(int(sys.argv[2])))
-func, args = pickle.loads(sys.stdin.buffer.read())
+# The result goes to the original stdout; anything the work prints goes to stderr instead.
+stream = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+data = sys.stdin.buffer.read()
+size = int(sys.argv[1])
+sys.path[:] = pickle.loads(data[:size])
+func, args = pickle.loads(data[size:])
 from variant_bridge.errors import VariantBridgeError
 try:
     result = (True, func(*args))
@@ -64,24 +69,15 @@ def run_isolated(func: Callable[..., T], *args: Any) -> T:
     """
     path = pickle.dumps(list(sys.path))
     work = pickle.dumps((func, args))
-    read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as log:
-        try:
-            child = subprocess.Popen(
-                [sys.executable, "-c", _CHILD, str(write_end), str(len(path))],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=log,
-                pass_fds=(write_end,),
-            )
-        finally:
-            os.close(write_end)
-        with os.fdopen(read_end, "rb") as answers:
-            assert child.stdin is not None
-            child.stdin.write(path + work)
-            child.stdin.close()
-            answer = answers.read()
-        code = child.wait()  # ignored once answered: the work is done (module docstring)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(len(path))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+        answer, _ = child.communicate(path + work)
+        code = child.returncode  # ignored once answered: the work is done (module docstring)
         if not answer:
             log.seek(0)
             lines = [line for line in log.read().decode(errors="replace").splitlines() if line]
