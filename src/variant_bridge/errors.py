@@ -16,12 +16,14 @@ __all__ = [
     "HashMismatch",
     "IndexReadError",
     "InstallError",
+    "InvalidArchList",
     "InvalidMetadata",
     "InvalidProperty",
     "InvalidTarget",
     "InvalidWheelFilename",
     "MappingTableError",
     "NotRegularFileError",
+    "ReleaseInputError",
     "RequirementError",
     "SelectionError",
     "VariantBridgeError",
@@ -130,3 +132,12 @@ class HashMismatch(VariantBridgeError, ValueError):
     def __init__(self, source: str, expected: str, actual: str) -> None:
         super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
         self.source, self.expected, self.actual = source, expected, actual
+
+
+class InvalidArchList(VariantBridgeError, ValueError):
+    """A CUDA architecture list in no spelling the bridge reads (maintainer commands)."""
+
+
+class ReleaseInputError(VariantBridgeError):
+    """A maintainer input (a recipe, a variant config, a matrix, built packages or wheels) that
+    cannot be read or does not describe one release."""

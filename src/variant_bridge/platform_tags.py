@@ -18,7 +18,14 @@ from variant_bridge.environment import Environment
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, PlatformTable, load_tables
 
-__all__ = ["TargetPython", "platform_tags", "tag_mismatch", "target_tags"]
+__all__ = [
+    "PlatformNeeds",
+    "TargetPython",
+    "platform_needs",
+    "platform_tags",
+    "tag_mismatch",
+    "target_tags",
+]
 
 
 @value
@@ -135,6 +142,42 @@ def _read_platform(tag: str, table: PlatformTable) -> _Platform | None:
         return _Platform(
             table.operating_systems[rule.os].name, _arch(rule.arches, groups, table), needs
         )
+    return None
+
+
+@value
+class PlatformNeeds:
+    """What one wheel platform tag needs of a conda platform, as data (maintainer checks)."""
+
+    subdirs: tuple[str, ...]
+    """The conda subdirs the tag can install on (empty: any)."""
+    libc: str | None
+    """``glibc``, ``musl`` or ``None``."""
+    version: tuple[int, int] | None
+    """The version of the tag's virtual package it needs (glibc ``(2, 28)``, macOS ``(11, 0)``)."""
+
+
+def platform_needs(tag: str, *, tables: MappingTables | None = None) -> PlatformNeeds | None:
+    """``manylinux_2_28_x86_64`` -> linux-64, glibc (2, 28); ``manylinux2014_aarch64`` -> glibc
+    (2, 17); ``None`` for a tag no rule reads (``any``, an unknown family)."""
+    table = (tables or load_tables()).platform
+    for alias in table.tag_aliases.values():
+        if tag.startswith(alias.name + "_"):
+            tag = alias.tag + tag[len(alias.name) :]
+            break
+    for rule in table.tag_rules:
+        match = rule.regex.fullmatch(tag)
+        if match is None:
+            continue
+        if rule.os is None:
+            return None
+        groups = match.groupdict()
+        arch = groups.get("arch") or ""
+        subdirs = (rule.arches or {}).get(arch, ())
+        version = None
+        if groups.get("major") is not None and groups.get("minor") is not None:
+            version = (int(groups["major"]), int(groups["minor"]))
+        return PlatformNeeds(tuple(subdirs), rule.libc, version)
     return None
 
 

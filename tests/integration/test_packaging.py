@@ -105,14 +105,26 @@ def test_wheel_declares_console_script_and_dependencies(wheel: Path) -> None:
     requires = [
         line.split(": ", 1)[1]
         for line in metadata.splitlines()
-        if line.startswith("Requires-Dist: ")
+        if line.startswith("Requires-Dist: ") and "extra ==" not in line
     ]
     assert pyproject_requirements(requires) == pyproject_requirements(PROJECT["dependencies"])
+    assert "Provides-Extra: maintainer" in metadata
 
 
 def test_recipe_run_requirements_match_pyproject(recipe: dict[str, Any]) -> None:
     run = [entry for entry in recipe["requirements"]["run"] if not entry.startswith("python ")]
     assert conda_requirements(run) == pyproject_requirements(PROJECT["dependencies"])
+
+
+def test_recipe_constrains_the_optional_extras_as_pyproject(recipe: dict[str, Any]) -> None:
+    # An extra is optional for conda users: run_constraints bound it without installing it.
+    extras = [r for group in PROJECT["optional-dependencies"].values() for r in group]
+    constraints = recipe["requirements"]["run_constraints"]
+    assert conda_requirements(constraints) == pyproject_requirements(extras)
+    # ... and the test group installs it, so CI runs the maintainer tests.
+    assert set(pyproject_requirements(extras)) <= set(
+        pyproject_requirements(PYPROJECT["dependency-groups"]["test"])
+    )
 
 
 def test_recipe_python_bound_matches_requires_python(recipe: dict[str, Any]) -> None:

@@ -57,6 +57,8 @@ _COMMANDS = {
     "env": ("env", "env"),
     "run": ("env", "run"),
     "export": ("export", "export"),
+    "check": ("check", "check"),
+    "matrix": ("matrix", "matrix"),
 }
 
 

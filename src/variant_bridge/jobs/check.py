@@ -1,0 +1,99 @@
+"""The ``check`` use case: read both sides of one release, compare them (read-only).
+
+Inputs are checked once, here (:meth:`CheckRequest.sides`); rattler work (rendering a recipe,
+reading a ``variants.yaml`` or built packages) runs in a child process (see
+:mod:`variant_bridge.maintainer._isolated`); the comparison is the pure core's
+(:func:`variant_bridge.release_check.check_release`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from variant_bridge.cuda_archs import ArchLists
+from variant_bridge.errors import ReleaseInputError
+from variant_bridge.maintainer import conda_inputs
+from variant_bridge.maintainer.conda_inputs import one_package
+from variant_bridge.maintainer.conda_side import conda_builds
+from variant_bridge.maintainer.wheel_side import WheelTarget, with_tags
+from variant_bridge.maintainer.wheels import read_wheel_side
+from variant_bridge.release import CondaSide, WheelSide
+from variant_bridge.release_check import CheckReport, check_release
+
+__all__ = ["CheckRequest", "read_conda_side", "run_check"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    """What ``check`` compares.
+
+    :param conda: ``.ci_support`` files or folders, a ``recipe.yaml``, a ``variants.yaml``,
+        built packages or folders of them (a channel).
+    :param variants: variant files for a recipe (default: the ``variants.yaml`` beside it).
+    :param wheels: a wheels folder, a ``*-variants.json``, a declaration (TOML) or an index URL.
+    :param arch_lists: ``--arch-list`` values (``CUDA=LIST`` or ``LIST``).
+    :param wheel_tags: tags the wheels are published with, when only their metadata is read.
+    """
+
+    conda: tuple[Path, ...]
+    wheels: str
+    variants: tuple[Path, ...] = ()
+    arch_lists: tuple[str, ...] = ()
+    wheel_tags: tuple[str, ...] = ()
+    project: str | None = None
+    conda_name: str | None = None
+    version: str | None = None
+    platform: str = "linux-64"
+
+
+def read_conda_side(request: CheckRequest, *, project: str | None = None) -> CondaSide:
+    """:raises ReleaseInputError, InvalidArchList: an input that cannot be read."""
+    if not request.conda:
+        raise ReleaseInputError("no conda side given: pass --conda PATH")
+    arch_lists = ArchLists.parse(request.arch_lists)
+    raws = conda_inputs.read_raw_builds(request.conda, request.variants, request.platform)
+    raws = one_package(raws, request.conda_name, project)
+    builds = conda_builds(raws, arch_lists=arch_lists, platform=request.platform)
+    if not builds:
+        raise ReleaseInputError("the conda side has no builds")
+    versions = sorted({r.version for r in raws if r.version})
+    if len(versions) > 1:
+        raise ReleaseInputError(
+            f"conda packages of different versions ({', '.join(versions)}): check one release"
+        )
+    names = sorted({r.name for r in raws if r.name})
+    return CondaSide(
+        builds,
+        tuple(str(p) for p in request.conda),
+        names[0] if names else None,
+        versions[0] if versions else None,
+    )
+
+
+def _same_version(conda: CondaSide, wheels: WheelSide) -> CondaSide:
+    """Versions that PEP 440 says are equal compare equal (``2.10`` and ``2.10.0``)."""
+    if conda.version is None or wheels.version is None:
+        return conda
+    try:
+        if Version(conda.version) == Version(wheels.version):
+            return CondaSide(conda.builds, conda.sources, conda.name, wheels.version)
+    except InvalidVersion:
+        pass
+    return conda
+
+
+def run_check(request: CheckRequest) -> CheckReport:
+    """Read both sides and compare them.
+
+    :raises ReleaseInputError, InvalidArchList, InvalidMetadata, IndexReadError: bad input.
+    """
+    target = WheelTarget(platform=request.platform)
+    wheels = read_wheel_side(
+        request.wheels, project=request.project, version=request.version, target=target
+    )
+    wheels = with_tags(wheels, request.wheel_tags)
+    conda = read_conda_side(request, project=wheels.project)
+    return check_release(_same_version(conda, wheels), wheels)

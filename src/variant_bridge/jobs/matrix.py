@@ -1,0 +1,258 @@
+"""The ``matrix`` use case: one declared (or derived) matrix, both ecosystems' files generated.
+
+The matrix comes from a declaration (``[tool.variant-bridge.matrix]`` in pyproject.toml, or a
+standalone TOML file with the same keys at the top), or is derived from the conda side
+(``--from-conda``) or the wheel side (``--from-wheels``). :func:`run_matrix` computes the build
+order and every artifact as text; :func:`write_artifacts` writes them to a folder, refusing to
+replace a different file unless forced, each file atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from variant_bridge.build_matrix import (
+    LowerBoundPolicy,
+    Matrix,
+    ProviderChoice,
+    matrix_from_conda,
+    matrix_from_wheels,
+    matrix_table,
+)
+from variant_bridge.build_order import BuildOrder, build_order
+from variant_bridge.cuda_archs import ArchLists
+from variant_bridge.errors import ReleaseInputError
+from variant_bridge.maintainer import outputs
+from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
+from variant_bridge.maintainer.conda_side import conda_builds
+from variant_bridge.maintainer.wheels import read_wheel_side
+
+__all__ = [
+    "ARTIFACTS",
+    "MatrixRequest",
+    "MatrixResult",
+    "load_matrix",
+    "run_matrix",
+    "write_artifacts",
+]
+
+ARTIFACTS = (
+    "variants-yaml",
+    "recipe",
+    "pyproject",
+    "make-variant",
+    "scikit-build",
+    "variants-json",
+    "matrix",
+)
+"""What ``--emit`` prints (and ``-o`` writes), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixRequest:
+    """Where the matrix comes from, and the choices a derived one needs."""
+
+    declaration: Path | None = None
+    from_conda: tuple[Path, ...] = ()
+    from_wheels: str | None = None
+    project: str | None = None
+    version: str | None = None
+    arch_lists: tuple[str, ...] = ()
+    lower_bound: LowerBoundPolicy | None = None
+    providers: ProviderChoice | None = None
+    platform: str = "linux-64"
+    plain_wheel: str = "build/{label}/*.whl"
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixResult:
+    matrix: Matrix
+    order: BuildOrder
+    artifacts: Mapping[str, tuple[str, str]] = field(hash=False)
+    """Artifact -> (file name, text)."""
+    notes: tuple[str, ...] = ()
+    """Why an artifact is missing, and other remarks."""
+
+
+def _declared(path: Path) -> Matrix:
+    data = load_toml(path)
+    where = str(path)
+    tool = data.get("tool", {})
+    table = tool.get("variant-bridge", {}).get("matrix") if isinstance(tool, dict) else None
+    if table is None and path.name == "pyproject.toml":
+        raise ReleaseInputError(f"{where}: no [tool.variant-bridge.matrix] table")
+    if table is None:  # a standalone matrix file: the table's keys at the top
+        return Matrix.from_table(data, where=where)
+    if not isinstance(table, dict):
+        raise ReleaseInputError(f"{where}: [tool.variant-bridge.matrix] must be a table")
+    project = data.get("project", {})
+    return Matrix.from_table(
+        table, where=where, project=project if isinstance(project, dict) else {}
+    )
+
+
+def load_matrix(request: MatrixRequest) -> Matrix:
+    """The matrix the request names (exactly one source).
+
+    :raises ReleaseInputError: no source or several, or a source that cannot be read.
+    """
+    given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels)]
+    if sum(given) != 1:
+        raise ReleaseInputError(
+            "give one matrix: a declaration file, --from-conda PATH or --from-wheels PATH"
+        )
+    if request.declaration is not None:
+        matrix = _declared(request.declaration)
+    elif request.from_conda:
+        raws = one_package(
+            read_raw_builds(request.from_conda, (), request.platform), None, request.project
+        )
+        builds = conda_builds(
+            raws, arch_lists=ArchLists.parse(request.arch_lists), platform=request.platform
+        )
+        names = sorted({r.name for r in raws if r.name})
+        versions = sorted({r.version for r in raws if r.version})
+        matrix = matrix_from_conda(
+            builds,
+            lower_bound=request.lower_bound or "toolkit",
+            name=request.project or (names[0] if len(names) == 1 else None),
+            version=request.version or (versions[0] if len(versions) == 1 else None),
+            source=", ".join(str(p) for p in request.from_conda),
+        )
+    else:
+        assert request.from_wheels is not None
+        side = read_wheel_side(
+            request.from_wheels, project=request.project, version=request.version
+        )
+        matrix = matrix_from_wheels(side, platform=request.platform)
+    if request.providers is not None:
+        matrix = replace(matrix, providers=request.providers)
+    if request.lower_bound is not None and request.declaration is not None:
+        matrix = replace(matrix, lower_bound=request.lower_bound)
+    return matrix
+
+
+def _wheel_artifacts(matrix: Matrix, request: MatrixRequest) -> dict[str, tuple[str, str]]:
+    nulls = [b.label for b in matrix.builds if b.is_null]
+    if len(nulls) > 1:
+        raise ReleaseInputError(
+            f"builds {', '.join(nulls)} are all the null variant on the wheel side (no CUDA, "
+            "x86-64 level or priority tells them apart)"
+        )
+    name = matrix.name or "project"
+    json_name = (
+        f"{name}-{matrix.version}-variants.json" if matrix.version else "expected-variants.json"
+    )
+    lines = outputs.make_variant_lines(matrix, plain_wheel=request.plain_wheel)
+    return {
+        "pyproject": (
+            "pyproject-variant.toml",
+            outputs.toml_text({"variant": outputs.pyproject_variant(matrix)}, matrix),
+        ),
+        "make-variant": ("make-variants.sh", outputs.shell_script(lines, matrix)),
+        "scikit-build": ("scikit-build-overrides.toml", outputs.scikit_build_text(matrix)),
+        "variants-json": (json_name, outputs.json_text(outputs.variants_json(matrix))),
+    }
+
+
+def run_matrix(request: MatrixRequest) -> MatrixResult:
+    """The matrix, its build order and every artifact.
+
+    :raises ReleaseInputError, InvalidArchList: bad input (one line naming it).
+    """
+    matrix = load_matrix(request)
+    order = build_order(matrix)
+    artifacts: dict[str, tuple[str, str]] = {
+        "variants-yaml": ("variants.yaml", outputs.variants_yaml(matrix, order)),
+        "recipe": ("recipe-requirements.yaml", outputs.recipe_requirements(matrix, order)),
+    }
+    notes: list[str] = []
+    try:
+        artifacts.update(_wheel_artifacts(matrix, request))
+    except ReleaseInputError as e:
+        notes.append(f"no wheel-side files: {e}")
+    artifacts["matrix"] = ("variant-matrix.toml", outputs.matrix_toml(matrix_table(matrix), matrix))
+    return MatrixResult(
+        matrix, order, {k: artifacts[k] for k in ARTIFACTS if k in artifacts}, tuple(notes)
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if path.name.endswith(".sh"):
+            os.chmod(temporary, 0o755)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_artifacts(result: MatrixResult, directory: Path, *, force: bool = False) -> list[Path]:
+    """Write every artifact into *directory* (created when missing).
+
+    :raises ReleaseInputError: a file there with other content and no *force* (checked for every
+        file before any is written).
+    """
+    if directory.exists() and not directory.is_dir():
+        raise ReleaseInputError(f"{directory!s}: not a folder")
+    targets = [(directory / name, text) for name, text in result.artifacts.values()]
+    if not force:
+        for path, text in targets:
+            if path.exists() and path.read_text(encoding="utf-8", errors="replace") != text:
+                raise ReleaseInputError(
+                    f"{path!s} exists with other content; pass --force to replace it"
+                )
+    directory.mkdir(parents=True, exist_ok=True)
+    for path, text in targets:
+        _write(path, text)
+    return [path for path, _ in targets]
+
+
+def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
+    """The matrix, its build numbers and what each build needs, as ``--json`` prints it."""
+    matrix, order = result.matrix, result.order
+    return {
+        "name": matrix.name,
+        "version": matrix.version,
+        "platform": matrix.platform,
+        "source": matrix.source,
+        "builds": [
+            {
+                "label": b.label,
+                "cuda": str(b.cuda) if b.cuda else None,
+                "driver": str(b.driver) if b.driver else None,
+                "sm_arch": list(b.archs.sm_arch) if b.archs else [],
+                "x86_64_level": b.x86_64_level,
+                "glibc": f"{b.glibc[0]}.{b.glibc[1]}" if b.glibc else None,
+                "priority": b.priority,
+                "python": list(b.python or matrix.python),
+                "conda": dict(b.conda),
+                "build_number": order.numbers[b.label],
+                "properties": [str(p) for p in b.description().properties],
+                "run_requirements": outputs.run_requirements(matrix, b),
+            }
+            for b in matrix.builds
+        ],
+        "order": list(order.order),
+        "conflicts": [
+            {
+                "first": c.first,
+                "second": c.second,
+                "first_wins_on": c.first_wins_on,
+                "second_wins_on": c.second_wins_on,
+            }
+            for c in order.conflicts
+        ],
+        "machines": order.machines,
+        "notes": list(result.notes),
+        "artifacts": {kind: name for kind, (name, _) in result.artifacts.items()},
+    }

@@ -1,0 +1,43 @@
+"""The wheel side from whatever the maintainer has: which reader a location needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from variant_bridge.errors import ReleaseInputError
+from variant_bridge.maintainer.declarations import is_declaration, read_declaration
+from variant_bridge.maintainer.wheel_side import WheelTarget, read_variants_file, read_wheels
+from variant_bridge.release import WheelSide, WheelVariant
+
+__all__ = ["read_wheel_side"]
+
+
+def read_wheel_side(
+    location: str,
+    *,
+    project: str | None = None,
+    version: str | None = None,
+    target: WheelTarget | None = None,
+) -> WheelSide:
+    """A wheels folder or index URL, a ``*-variants.json``, or a declaration (TOML).
+
+    :raises ReleaseInputError: a location that is none of these, or cannot be read.
+    """
+    target = target if target is not None else WheelTarget()
+    if "://" in location and not location.startswith("file:"):
+        return read_wheels(location, project=project, version=version, default=target)
+    path = Path(location.removeprefix("file://"))
+    if path.is_dir():
+        return read_wheels(str(path), project=project, version=version, default=target)
+    if path.name.endswith("-variants.json") and path.is_file():
+        meta, name, file_version = read_variants_file(path)
+        variants = tuple(WheelVariant(d) for d in meta.variants)
+        return WheelSide(variants, (str(path),), name, file_version)
+    if is_declaration(path):
+        return read_declaration(path, project=project)
+    if not path.exists():
+        raise ReleaseInputError(f"{location}: no such file or folder")
+    raise ReleaseInputError(
+        f"{location}: expected a wheels folder, an index URL, a *-variants.json or a "
+        "declaration (variant-repack TOML, pyproject.toml with scikit-build overrides)"
+    )

@@ -1,0 +1,252 @@
+"""One release as each ecosystem ships it: conda builds on one side, wheel variants on the other.
+
+The maintainer commands (``check``, ``matrix``) read both sides into these values and compare
+them in the pure core. A :class:`CondaBuild` is one concrete conda variant (what one
+``.ci_support`` file, one rendered variant or one built ``.conda`` says); a :class:`WheelVariant`
+is one label with its properties, its wheels' tags and, when the wheels' ``Requires-Dist`` were
+read, its CUDA toolkit evidence (:mod:`variant_bridge.translate.evidence`).
+
+Which CUDA toolkit a wheel was built with is a :class:`ToolkitClaim`: the pinned CUDA components
+when there are any, else what the label says (``cu128``, ``cuda12.8``), else the lower bound.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from variant_bridge.cuda_archs import ArchSet
+from variant_bridge.filenames import WheelFilename
+from variant_bridge.mappings import MappingTables, load_tables
+from variant_bridge.platform_tags import platform_needs
+from variant_bridge.properties import VariantDescription, VariantFeature
+from variant_bridge.translate.evidence import CudaVersion, EvidenceKind, ToolkitEvidence
+
+__all__ = [
+    "ClaimSource",
+    "CondaBuild",
+    "CondaSide",
+    "CudaVersion",
+    "ToolkitClaim",
+    "WheelSide",
+    "WheelVariant",
+    "label_cuda",
+    "parse_cuda",
+]
+
+X86_64 = "x86_64"
+"""The CPU namespace whose generation is conda-forge's ``microarch_level``."""
+
+_LABEL_CUDA = re.compile(r"cu(?:da)?(?P<dotted>[1-9][0-9]?\.[0-9]{1,2})?(?P<packed>[1-9][0-9]*)?")
+
+
+def parse_cuda(text: str) -> CudaVersion | None:
+    """``12.8`` -> 12.8, ``12`` -> 12 (a major alone); anything else -> ``None``."""
+    match = re.fullmatch(r"([1-9][0-9]{0,2})(?:\.([0-9]{1,3}))?", text.strip())
+    if match is None:
+        return None
+    return CudaVersion(int(match[1]), int(match[2]) if match[2] is not None else None)
+
+
+def label_cuda(label: str) -> CudaVersion | None:
+    """What a label says of its CUDA toolkit: ``cu126`` / ``cuda12.6`` / ``cu126_v3`` -> 12.6,
+    ``cu13`` -> 13; ``None`` when it says nothing (``null``, ``xpu``, ``a1b2c3d4``)."""
+    head = re.split(r"[_-]", label, maxsplit=1)[0]
+    match = _LABEL_CUDA.fullmatch(head)
+    if match is None:
+        return None
+    if match["dotted"]:
+        return parse_cuda(match["dotted"])
+    packed = match["packed"]
+    if packed is None:
+        return None
+    if len(packed) <= 2:
+        return CudaVersion(int(packed))
+    if len(packed) == 3:  # cu118, cu126, cu130: two digits of major, one of minor
+        return CudaVersion(int(packed[:2]), int(packed[2]))
+    return None
+
+
+class ClaimSource(enum.Enum):
+    """Where a wheel variant's CUDA toolkit is read from; the value is how ``--json`` names it."""
+
+    PINS = "pinned-components"
+    LABEL = "label"
+    LOWER_BOUND = "lower-bound"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolkitClaim:
+    """The CUDA toolkit a wheel variant is taken to be built with, and why."""
+
+    cuda: CudaVersion
+    source: ClaimSource
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CondaBuild:
+    """One concrete conda build of the release.
+
+    :param where: the file (and variant) it was read from, for messages.
+    :param variant: the variant's keys as read (``cuda_compiler_version: '12.9'``...).
+    """
+
+    where: str
+    variant: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    platform: str = "linux-64"
+    cuda: CudaVersion | None = None
+    """``cuda_compiler_version``; ``None`` for a CPU build."""
+    glibc: tuple[int, int] | None = None
+    """``c_stdlib_version`` (Linux)."""
+    microarch_level: int | None = None
+    python: tuple[str, ...] = ()
+    """``3.12``, ... from the ``python`` variant values."""
+    archs: ArchSet | None = None
+    """The CUDA architectures it compiles for; ``None`` when unknown."""
+    arch_source: str | None = None
+    build_number: int | None = None
+    build_string: str | None = None
+    python_specs: tuple[str, ...] = ()
+    """The ``python`` variant values as written (``3.12.* *_cpython``)."""
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.cuda is None
+
+    @property
+    def name(self) -> str:
+        """``CUDA 12.9``, ``CPU``, ``CUDA 12.9 x86-64-v3``, with the platform when not linux-64."""
+        text = "CPU" if self.cuda is None else f"CUDA {self.cuda}"
+        if self.microarch_level is not None:
+            text += f" x86-64-v{self.microarch_level}"
+        return text if self.platform == "linux-64" else f"{text} ({self.platform})"
+
+
+@dataclass(frozen=True, slots=True)
+class CondaSide:
+    """The conda builds of one release, and where they were read."""
+
+    builds: tuple[CondaBuild, ...]
+    sources: tuple[str, ...] = ()
+    name: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WheelVariant:
+    """One wheel variant of the release.
+
+    :param evidence: its CUDA toolkit evidence; ``None`` when its ``Requires-Dist`` were not
+        read (a ``variants.json`` alone), so only its properties and label say anything.
+    :param files: its wheels (empty when only the variant metadata was read).
+    """
+
+    description: VariantDescription
+    evidence: ToolkitEvidence | None = None
+    files: tuple[WheelFilename, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.description.label
+
+    @property
+    def is_null(self) -> bool:
+        return self.description.is_null
+
+    def _values(self, namespace: str, feature: str) -> tuple[str, ...]:
+        return self.description.values(VariantFeature(namespace, feature))
+
+    def lower_bound(self, tables: MappingTables | None = None) -> CudaVersion | None:
+        """The lowest ``cuda_version_lower_bound`` it declares (values are OR-ed)."""
+        nvidia = (tables or load_tables()).nvidia
+        names = [f.name for f in nvidia.features if f.rule == "cuda_lower_bound"]
+        found = [parse_cuda(v) for n in names for v in self._values(nvidia.namespace, n)]
+        known = [v for v in found if v is not None]
+        return min(known, key=lambda v: v.key) if known else None
+
+    def archs(self, tables: MappingTables | None = None) -> ArchSet:
+        """Its ``sm_arch`` values as targets."""
+        nvidia = (tables or load_tables()).nvidia
+        names = [f.name for f in nvidia.features if f.rule == "sm_arch"]
+        values = [v for n in names for v in self._values(nvidia.namespace, n)]
+        return ArchSet.of(values, where=f"{self.label}: sm_arch")
+
+    def uses_cuda(self, tables: MappingTables | None = None) -> bool:
+        return (tables or load_tables()).nvidia.namespace in self.description.namespaces
+
+    def x86_64_level(self, tables: MappingTables | None = None) -> int | None:
+        """``x86_64 :: level :: v3`` -> 3 (the lowest declared)."""
+        table = (tables or load_tables()).cpu(X86_64)
+        if table is None:
+            return None
+        levels = [
+            int(v[1:])
+            for v in self._values(table.namespace, table.generation_feature)
+            if re.fullmatch(r"v[1-9][0-9]?", v)
+        ]
+        return min(levels) if levels else None
+
+    def claim(self, tables: MappingTables | None = None) -> ToolkitClaim | None:
+        """The toolkit it is taken to be built with: pins, else label, else lower bound."""
+        if not self.uses_cuda(tables):
+            return None
+        strongest = self.evidence.strongest if self.evidence is not None else None
+        if strongest is not None and strongest.kind is EvidenceKind.PINNED_COMPONENT:
+            return ToolkitClaim(strongest.cuda, ClaimSource.PINS, strongest.text)
+        said = label_cuda(self.label)
+        if said is not None and said.minor is not None:
+            return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
+        bound = self.lower_bound(tables)
+        if bound is not None and (said is None or said.major == bound.major):
+            text = f"declares cuda_version_lower_bound {bound}"
+            return ToolkitClaim(bound, ClaimSource.LOWER_BOUND, text)
+        if said is not None:  # ``cu12``: a major alone
+            return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
+        return None
+
+    def glibc(self, platform: str) -> tuple[int, int] | None:
+        """The lowest glibc its wheels for *platform* need; ``None`` when no wheel says."""
+        floors = []
+        for wheel in self.files:
+            for tag in wheel.platform_tag.split("."):
+                needs = platform_needs(tag)
+                if needs and needs.libc == "glibc" and needs.version and platform in needs.subdirs:
+                    floors.append(needs.version)
+        return min(floors) if floors else None
+
+    def python(self) -> frozenset[str] | None:
+        """``3.12``, ... its wheels are for (``any`` for ``py3``/``abi3`` wheels); ``None`` with
+        no wheels."""
+        if not self.files:
+            return None
+        found: set[str] = set()
+        for wheel in self.files:
+            for tag in wheel.tags:
+                match = re.fullmatch(r"cp(?P<major>3)(?P<minor>[0-9]+)", tag.interpreter)
+                if match is None or tag.abi == "abi3":
+                    found.add("any")
+                else:
+                    found.add(f"{match['major']}.{match['minor']}")
+        return frozenset(found)
+
+
+@dataclass(frozen=True, slots=True)
+class WheelSide:
+    """The wheel variants of one release, and where they were read.
+
+    :param files_known: the wheels themselves (or their filenames) were read, so tags (glibc,
+        Python) are known; ``False`` for a ``variants.json`` alone.
+    """
+
+    variants: tuple[WheelVariant, ...]
+    sources: tuple[str, ...] = ()
+    project: str | None = None
+    version: str | None = None
+    files_known: bool = False
+
+    def variant(self, label: str) -> WheelVariant | None:
+        return next((v for v in self.variants if v.label == label), None)

@@ -1,0 +1,91 @@
+"""``matrix``: derived from conda's real matrices and written back, the same conda matrix; derived
+from torch's real variants, the conda side with torch's order as build numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from variant_bridge.jobs.matrix import MatrixRequest, run_matrix, write_artifacts
+from variant_bridge.maintainer.variant_config import read_rendered_config, read_source_config
+
+MAINT = ("maint",)
+
+
+def combinations(paths: list[Path]) -> list[list[tuple[str, str]]]:
+    found = []
+    for path in paths:
+        found += read_rendered_config(path).variants()
+    return sorted(sorted(v.items()) for v in found)
+
+
+def generated(tmp_path: Path, request: MatrixRequest) -> Path:
+    result = run_matrix(request)
+    written = write_artifacts(result, tmp_path / "out")
+    return next(p for p in written if p.name == "variants.yaml")
+
+
+def restricted(path: Path, keys: set[str]) -> list[list[tuple[str, str]]]:
+    # read back by py-rattler-build, as a recipe build would
+    variants = read_source_config(path, platform="linux-64").variants()
+    return sorted(sorted((k, v) for k, v in variant.items() if k in keys) for variant in variants)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        ["microarch-level/variants.yaml"],
+        [
+            "flash-attn/ci_support_linux_64_cuda12.9_py312.yaml",
+            "flash-attn/ci_support_linux_64_cuda13.0_py312.yaml",
+        ],
+        [
+            "jaxlib/ci_support_linux_64_cuda_compiler_versionNonepython3.12.____cpython.yaml",
+            "jaxlib/ci_support_linux_64_cuda_compiler_version12.9python3.12.____cpython.yaml",
+        ],
+    ],
+)
+def test_from_conda_and_back_is_the_same_conda_matrix(
+    corpus: Path, tmp_path: Path, files: list[str]
+) -> None:
+    paths = [corpus / "maint" / f for f in files]
+    request = MatrixRequest(from_conda=tuple(paths))
+    out = generated(tmp_path, request)
+    expected = combinations(paths)
+    # target_platform is the platform rattler-build builds for, never a variants.yaml key
+    keys = {k for variant in expected for k, _ in variant} - {"target_platform"}
+    expected = [[(k, v) for k, v in variant if k in keys] for variant in expected]
+    assert restricted(out, keys) == expected
+    # ... and through the written matrix declaration, once more
+    matrix_file = out.with_name("variant-matrix.toml")
+    again = generated(tmp_path / "again", MatrixRequest(declaration=matrix_file))
+    assert restricted(again, keys) == expected
+
+
+def test_flash_attn_with_its_arch_list_gives_cuda_archs_and_build_offsets(
+    corpus: Path, tmp_path: Path
+) -> None:
+    folder = corpus / "maint" / "flash-attn"
+    paths = tuple(sorted(folder.glob("ci_support_*.yaml")))
+    result = run_matrix(
+        MatrixRequest(from_conda=paths, arch_lists=("8.0;8.6;8.9;9.0;10.0;12.0+PTX",))
+    )
+    assert [b.label for b in result.matrix.builds] == ["cu129", "cu130"]
+    text = result.artifacts["variants-yaml"][1]
+    assert "cuda_archs:\n- 80-real;86-real;89-real;90-real;100-real;120\n" in text
+    assert result.order.numbers == {"cu129": 0, "cu130": 1}
+
+
+def test_from_torchs_variants_the_priority_order_becomes_build_numbers(corpus: Path) -> None:
+    variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
+    result = run_matrix(MatrixRequest(from_wheels=str(variants)))
+    matrix = result.matrix
+    assert [b.label for b in matrix.builds] == ["cuda12.6", "cuda12.8", "cuda13.0", "null"]
+    assert [str(b.driver) for b in matrix.builds[:3]] == ["12.0", "12.0", "13.0"]
+    assert [b.priority for b in matrix.builds] == [3, 2, 1, None]
+    assert result.order.order == ("null", "cuda12.6", "cuda12.8", "cuda13.0")
+    text = result.artifacts["variants-yaml"][1]
+    # torch's driver floors are not its toolkits: the recipe needs them as a key
+    assert "cuda_driver_floor:\n- '12.0'\n- '12.0'\n- '13.0'\n- ''\n" in text
+    assert "__cuda >=${{ cuda_driver_floor }}" in result.artifacts["recipe"][1]

@@ -1,0 +1,146 @@
+"""The declared build matrix (``[tool.variant-bridge.matrix]``) and its conda build order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from variant_bridge.build_matrix import Matrix, matrix_table
+from variant_bridge.build_order import build_order
+from variant_bridge.errors import InvalidArchList, ReleaseInputError
+from variant_bridge.maintainer._toml import load_toml
+
+DEMO = Path(__file__).resolve().parents[1] / "docs" / "examples" / "vbdemo" / "pyproject.toml"
+
+
+def demo() -> Matrix:
+    data = load_toml(DEMO)
+    return Matrix.from_table(
+        data["tool"]["variant-bridge"]["matrix"], where="pyproject.toml", project=data["project"]
+    )
+
+
+def test_the_demo_matrix_reads_with_defaults() -> None:
+    matrix = demo()
+    assert (matrix.name, matrix.version, matrix.platform) == ("vbdemo", "1.0.0", "linux-64")
+    assert [b.label for b in matrix.builds] == ["null", "cu126", "cu128", "cu129", "cu130"]
+    cu126 = matrix.build("cu126")
+    assert cu126 is not None
+    assert (str(cu126.cuda), str(cu126.driver), cu126.glibc) == ("12.6", "12.6", (2, 17))
+    assert cu126.archs is not None
+    assert cu126.archs.cmake() == "80-real;90"
+    assert [str(p) for p in cu126.description().properties] == [
+        "nvidia :: cuda_version_lower_bound :: 12.6",
+        "nvidia :: sm_arch :: 80_real",
+        "nvidia :: sm_arch :: 90_real",
+        "nvidia :: sm_arch :: 90_virtual",
+    ]
+    assert matrix.build("null").description().is_null  # type: ignore[union-attr]
+
+
+def test_lower_bound_major_is_torchs_policy() -> None:
+    matrix = Matrix.from_table(
+        {"lower-bound": "major", "build": [{"cuda": "12.8"}, {"cuda": "12.6", "driver": "12.4"}]},
+        where="m",
+    )
+    assert [str(b.driver) for b in matrix.builds] == ["12.0", "12.4"]
+
+
+def test_the_table_written_back_reads_the_same_matrix() -> None:
+    matrix = demo()
+    again = Matrix.from_table(matrix_table(matrix), where=matrix.source)
+    assert again.builds == matrix.builds
+    assert (again.name, again.version, again.providers) == ("vbdemo", "1.0.0", "bridge")
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ({}, "no builds"),
+        ({"build": [{"cuda": "twelve"}]}, "cuda 'twelve' is no CUDA version like '12.8'"),
+        ({"build": [{"cuda": "12"}]}, "cuda '12' is no CUDA version like '12.8'"),
+        ({"build": [{"cuda": "12.8", "x86-64-level": 7}]}, "x86-64-level must be 1, 2, 3 or 4"),
+        (
+            {"build": [{"cuda": "12.8"}, {"cuda": "12.8"}]},
+            "label 'cu128' is used by builds 1 and 2",
+        ),
+        ({"build": [{"cuda": "12.8", "label": "null"}]}, "label 'null' is for the CPU build"),
+        ({"build": [{"cuda": "12.8", "label": "CUDA 12"}]}, "must be 1-16 of a-z 0-9 _ ."),
+        ({"build": [{"glibc": "2.x"}]}, "glibc '2.x' is no version"),
+        ({"build": [{"sm": "80-real"}]}, "driver and sm need a cuda version"),
+        ({"build": [{"cuda": "12.8", "colour": "red"}]}, "unknown key 'colour'"),
+        ({"lower-bound": "minor", "build": [{}]}, "lower-bound must be 'toolkit' or 'major'"),
+        ({"build": [{"conda": {"cuda_compiler_version": "12.8"}}]}, "is a column of the matrix"),
+        (
+            {"build": [{"label": "a", "cuda": "12.8"}, {"label": "b", "cuda": "12.8"}]},
+            "are the same conda build",
+        ),
+    ],
+)
+def test_malformed_matrices_are_one_clear_error(table: dict[str, Any], says: str) -> None:
+    with pytest.raises(ReleaseInputError, match=says) as info:
+        Matrix.from_table(table, where="pyproject.toml")
+    assert str(info.value).startswith("pyproject.toml")
+
+
+def test_an_unknown_sm_spelling_names_the_build() -> None:
+    with pytest.raises(
+        InvalidArchList, match=r"pyproject.toml build 1: sm: unknown CUDA architecture 'Hopper'"
+    ):
+        Matrix.from_table({"build": [{"cuda": "12.8", "sm": "Hopper"}]}, where="pyproject.toml")
+
+
+def test_build_numbers_rank_cuda_minors_as_pep_825_does() -> None:
+    # conda-forge's single +200 leaves minors tied: the solver then takes the newest upload.
+    order = build_order(demo())
+    assert order.order == ("null", "cu126", "cu128", "cu129", "cu130")
+    assert order.numbers == {"null": 0, "cu126": 1, "cu128": 2, "cu129": 3, "cu130": 4}
+    assert not order.conflicts
+
+
+def test_static_priority_decides_between_equal_lower_bounds() -> None:
+    # torch's shape: both 12.x builds declare 12.0; priority 1 is preferred.
+    matrix = Matrix.from_table(
+        {
+            "lower-bound": "major",
+            "build": [
+                {"label": "cuda12.6", "cuda": "12.6", "sm": "8.0", "priority": 2},
+                {"label": "cuda12.8", "cuda": "12.8", "sm": "8.0", "priority": 1},
+            ],
+        },
+        where="m",
+    )
+    assert build_order(matrix).order == ("cuda12.6", "cuda12.8")
+
+
+def test_orders_no_single_build_number_expresses_are_reported() -> None:
+    # a 8.6 GPU prefers b (86_real matches); on a 9.0 GPU both rank equal and the label decides.
+    matrix = Matrix.from_table(
+        {
+            "build": [
+                {"label": "a", "cuda": "12.8", "sm": "80-real;90-real", "conda": {"flavour": "a"}},
+                {"label": "b", "cuda": "12.8", "sm": "86-real;90-real", "conda": {"flavour": "b"}},
+            ]
+        },
+        where="m",
+    )
+    order = build_order(matrix)
+    (conflict,) = order.conflicts
+    assert (conflict.first, conflict.second) == ("a", "b")
+    assert conflict.first_wins_on == "__cuda=12.8 __cuda_arch=9.0 (equal rank: the label decides)"
+    assert conflict.second_wins_on == "__cuda=12.8 __cuda_arch=8.6"
+
+
+def test_builds_pep_825_cannot_tell_apart_share_a_number() -> None:
+    matrix = Matrix.from_table(
+        {
+            "build": [
+                {"label": "mkl", "conda": {"blas": "mkl"}},
+                {"label": "openblas", "conda": {"blas": "openblas"}},
+            ]
+        },
+        where="m",
+    )
+    assert set(build_order(matrix).numbers.values()) == {0}
