@@ -18,7 +18,14 @@ from variant_bridge.environment import Environment
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, PlatformTable, load_tables
 
-__all__ = ["TargetPython", "platform_tags", "tag_mismatch", "target_tags"]
+__all__ = [
+    "CondaPlatform",
+    "TargetPython",
+    "conda_platform",
+    "platform_tags",
+    "tag_mismatch",
+    "target_tags",
+]
 
 
 @value
@@ -135,6 +142,59 @@ def _read_platform(tag: str, table: PlatformTable) -> _Platform | None:
         return _Platform(
             table.operating_systems[rule.os].name, _arch(rule.arches, groups, table), needs
         )
+    return None
+
+
+@value
+class CondaPlatform:
+    """What a wheel platform tag means to conda: the subdirs it runs on and the virtual package
+    (with its minimum version) it needs, e.g. ``manylinux_2_28_x86_64`` -> ``linux-64``,
+    ``__glibc >=2.28``."""
+
+    subdirs: tuple[str, ...]
+    """Empty for ``any`` (every subdir)."""
+    virtual_package: str | None
+    version: tuple[int, int] | None = None
+    libc: str | None = None
+
+    @property
+    def spec(self) -> str | None:
+        """``__glibc >=2.28``, ``__osx >=11.0``, ``__linux``; ``None`` when nothing is needed."""
+        if self.virtual_package is None:
+            return None
+        if self.version is None:
+            return self.virtual_package
+        return f"{self.virtual_package} >={self.version[0]}.{self.version[1]}"
+
+
+def conda_platform(tag: str, *, tables: MappingTables | None = None) -> CondaPlatform | None:
+    """The conda view of one wheel platform tag; ``None`` for a tag no rule of the tables
+    reads (never guessed)."""
+    table = (tables or load_tables()).platform
+    for alias in table.tag_aliases.values():
+        if tag.startswith(alias.name + "_"):
+            tag = alias.tag + tag[len(alias.name) :]
+            break
+    for rule in table.tag_rules:
+        match = rule.regex.fullmatch(tag)
+        if match is None:
+            continue
+        if rule.os is None:
+            return CondaPlatform((), None)
+        groups = match.groupdict()
+        arches = rule.arches or {}
+        subdirs = (
+            arches.get(groups.get("arch") or "", ())
+            if rule.arches is not None
+            else tuple(s for s, i in table.subdirs.items() if i.os == rule.os)
+        )
+        version = None
+        if rule.virtual_package is not None:
+            version = (int(groups["major"]), int(groups["minor"]))
+            return CondaPlatform(tuple(subdirs), rule.virtual_package, version, rule.libc)
+        # A tag of an OS without a versioned virtual package still needs that OS.
+        return CondaPlatform(tuple(subdirs), f"__{rule.os}" if rule.libc is None else None,
+                             None, rule.libc)  # fmt: skip
     return None
 
 
