@@ -84,8 +84,8 @@ class ArchCell:
 
     @property
     def name(self) -> str:
-        """``sm86``: a build-string-safe name of the cell (its lowest GPU)."""
-        return f"sm{self.low[0]}{self.low[1]}"
+        """``sm86_90``: a build-string-safe name of the cell (lowest GPU, first GPU above)."""
+        return f"sm{self.low[0]}{self.low[1]}_{self.high[0]}{self.high[1]}"
 
     def __str__(self) -> str:
         return f"[{cuda.fmt(self.low)}, {cuda.fmt(self.high)})"

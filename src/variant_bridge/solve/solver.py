@@ -68,7 +68,7 @@ def _solved(record: Any) -> SolvedPackage:
     return SolvedPackage(
         name=record.name.normalized,
         version=str(record.version),
-        build=record.build,
+        build=str(record.build),
         build_number=record.build_number,
         url=url,
         channel=str(record.channel or ""),

@@ -1,0 +1,1 @@
+"""``variant-bridge convert``: variant wheels as conda packages (placeholder until written)."""
