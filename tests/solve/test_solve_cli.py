@@ -71,9 +71,9 @@ def test_index_writes_whl_records_beside_the_conda_packages(
     # Indexing again replaces the project's records instead of piling them up.
     again = cli("index", str(wheels), "-o", str(channel), "--subdir", "linux-64", "--json")
     assert again.exit_code == 0
-    assert len(json.loads((channel / "linux-64" / "repodata.json").read_text())["v3"]["whl"]) == len(
-        records
-    )
+    assert len(
+        json.loads((channel / "linux-64" / "repodata.json").read_text())["v3"]["whl"]
+    ) == len(records)
 
 
 def test_solve_picks_the_newest_build_the_driver_runs_with_its_toolkit(

@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from variant_bridge.errors import SolveError
 from variant_bridge.solve.records import WheelRecord
 
-__all__ = ["REPODATA", "read_repodata", "write_channel"]
+__all__ = ["REPODATA", "index_conda_packages", "read_repodata", "write_channel"]
 
 REPODATA = "repodata.json"
 _STALE = ("repodata.json.zst", "repodata_shards.msgpack.zst")
@@ -62,7 +62,7 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
-def _index_conda_packages(channel: Path) -> None:
+def index_conda_packages(channel: Path) -> None:
     """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``)."""
     from rattler.index import index_fs
 
@@ -98,7 +98,7 @@ def write_channel(
         )
     }
     if index_conda:
-        _index_conda_packages(channel)
+        index_conda_packages(channel)
     data = read_repodata(target) or {
         "info": {"subdir": subdir},
         "packages": {},
