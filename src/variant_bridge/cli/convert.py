@@ -12,7 +12,7 @@ from variant_bridge.cli.index import priority_option, release_json
 __all__ = ["convert"]
 
 
-@click.command("convert")
+@click.command("convert", short_help="Turn variant wheels into conda packages.")
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR...")
 @click.option(
     "--output",
@@ -40,8 +40,9 @@ def convert(
     `detect --prefix` sees the variant once rattler or conda installs the package.
 
     \b
-    Example:
+    Examples:
       variant-bridge convert ./wheels -o ./channel
+      variant-bridge convert torch-2.9.0-*.whl -o ./channel --subdir linux-64
     """
     from variant_bridge.cli import _native
     from variant_bridge.detect.machine import host_platform

@@ -95,7 +95,10 @@ def _echo(report: IndexReport) -> None:
     echo_notes(list(report.notes))
 
 
-@click.command("index")
+@click.command(
+    "index",
+    short_help="Write conda repodata (v3.whl records) that make variant wheels visible to conda solvers.",
+)
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR|INDEX-URL...")
 @click.option(
     "--output",

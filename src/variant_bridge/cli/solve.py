@@ -91,7 +91,10 @@ def _environment(platform: str | None, targets: tuple[str, ...], strict: bool) -
         return detect_environment(platform=platform, targets=targets, env=variables, strict=strict)
 
 
-@click.command("solve")
+@click.command(
+    "solve",
+    short_help="Solve conda packages and variant wheels together (py-rattler); install or lock it.",
+)
 @click.argument("specs", nargs=-1, required=True, metavar="SPECS...")
 @click.option(
     "--channel",
