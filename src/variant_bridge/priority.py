@@ -36,6 +36,7 @@ This module is pure (it builds :class:`~variant_bridge.environment.Environment` 
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -46,7 +47,7 @@ from variant_bridge.properties import VariantDescription
 from variant_bridge.ranking import Priorities, VariantRanker
 from variant_bridge.translate import cuda
 from variant_bridge.translate.forward import supported_properties
-from variant_bridge.translate.supported import NvidiaValue
+from variant_bridge.translate.supported import NvidiaValue, SupportedProperties
 
 __all__ = [
     "ArchCell",
@@ -286,10 +287,23 @@ class _Votes:
         return result
 
 
+@functools.lru_cache(maxsize=4096)
+def _supported(
+    platform: str,
+    driver: Version | None,
+    toolkit: Version | None,
+    arch: Version | None,
+    cpu: str | None,
+) -> SupportedProperties:
+    """A representative machine's supported properties (a pure function of these facts and the
+    process's tables: releases indexed together ask for the same machines)."""
+    return supported_properties(_environment(platform, driver, toolkit, arch, cpu))
+
+
 def _ranked(
-    members: Sequence[VariantDescription], env: Environment, priorities: Priorities
+    members: Sequence[VariantDescription], supported: SupportedProperties, priorities: Priorities
 ) -> list[str]:
-    ranker = VariantRanker(supported_properties(env), priorities)
+    ranker = VariantRanker(supported, priorities)
     return [r.label for r in ranker.rank(members) if r.compatible and not r.description.is_null]
 
 
@@ -304,7 +318,7 @@ def _votes(
     for arch, driver, kit, cpu in itertools.product(arches, axes.drivers, axes.toolkits, axes.cpus):
         if kit is not None and (driver is None or kit[0] > driver[0]):
             continue  # conda's cuda-version X.Y constrains __cuda >=X
-        votes.add(_ranked(members, _environment(platform, driver, kit, arch, cpu), priorities))
+        votes.add(_ranked(members, _supported(platform, driver, kit, arch, cpu), priorities))
     return votes
 
 
