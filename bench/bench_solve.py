@@ -30,6 +30,7 @@ from tests.solve.test_contract import grid, machine  # noqa: E402
 from tests.worlds.channel import Channel, base_packages, cuda_packages  # noqa: E402
 from tests.worlds.torch_index import build_torch_index  # noqa: E402
 from tests.worlds.wheels import make_release  # noqa: E402
+
 from variant_bridge.indexes import FindLinks, file_sha256, read_wheel_metadata  # noqa: E402
 from variant_bridge.jobs.index import IndexRequest, index_wheels  # noqa: E402
 from variant_bridge.priority import Encoding  # noqa: E402
@@ -37,6 +38,7 @@ from variant_bridge.solve.solver import solve_specs  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 SM = [f"nvidia :: sm_arch :: {v}" for v in ("80_real", "86_real", "90_real")]
+Env = tuple[str | None, str | None, str | None]
 
 
 def _median_ms(run: Callable[[], object], repeat: int) -> float:
@@ -48,57 +50,49 @@ def _median_ms(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
+def _solve_all(project: str, channels: list[Path], envs: list[Env]) -> None:
+    for driver, gpu, pin in envs:
+        specs = [project] + ([f"cuda-version {pin}.*"] if pin else [])
+        solve_specs(specs, channels, platform="linux-64", virtual_packages=machine(driver, gpu))
+
+
 def bench_solve(work: Path, repeat: int) -> None:
     conda = Channel(work / "conda").add([*cuda_packages(), *base_packages()])
     wheels = build_torch_index(CORPUS, work / "torch")
     envs = list(grid())
+    with_driver = [e for e in envs if e[0] is not None]
     baseline = _median_ms(
-        lambda: [
-            solve_specs(
-                ["cuda-version"] + ([f"cuda-version {p}.*"] if p else []),
-                [conda.path],
-                platform="linux-64",
-                virtual_packages=machine(d, g),
-            )  # fmt: skip
-            for d, g, p in envs
-            if d is not None
-        ],
-        repeat,
-    ) / sum(1 for d, _, _ in envs if d is not None)
+        lambda: _solve_all("cuda-version", [conda.path], with_driver), repeat
+    ) / len(with_driver)
     print(f"baseline: solve cuda-version alone, per solve: {baseline:.2f} ms")
     for encoding in Encoding:
         channel = work / f"channel-{encoding.value}"
-        report = index_wheels(IndexRequest(channel, "linux-64", (FindLinks.parse(wheels),),
-                                           encoding=encoding))  # fmt: skip
-        per = _median_ms(
-            lambda ch=channel: [
-                solve_specs(
-                    ["torch"] + ([f"cuda-version {p}.*"] if p else []),
-                    [ch, conda.path],
-                    platform="linux-64",
-                    virtual_packages=machine(d, g),
-                )  # fmt: skip
-                for d, g, p in envs
-            ],
-            repeat,
-        ) / len(envs)
-        print(f"{encoding.value:5}: {report.record_count} records; solve torch (+ pin), "
-              f"{len(envs)} machines, per solve: {per:.2f} ms ({per / baseline:.2f}x baseline)")  # fmt: skip
+        request = IndexRequest(channel, "linux-64", (FindLinks.parse(wheels),), encoding=encoding)
+        report = index_wheels(request)
+        channels = [channel, conda.path]
+        per = _median_ms(lambda c=channels: _solve_all("torch", c, envs), repeat) / len(envs)
+        print(
+            f"{encoding.value:5}: {report.record_count} records; solve torch (+ pin), "
+            f"{len(envs)} machines, per solve: {per:.2f} ms ({per / baseline:.2f}x baseline)"
+        )
+
+
+def _release(wheels: Path, n: int) -> None:
+    variants = {
+        "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6", *SM],
+        "cu128": ["nvidia :: cuda_version_lower_bound :: 12.8", *SM],
+        "cu129": ["nvidia :: cuda_version_lower_bound :: 12.9", *SM[1:]],
+        "null": [],
+    }
+    make_release(
+        wheels, f"pkg{n:03d}", "1.0", variants, namespace_priorities=["nvidia"], non_variant=False
+    )
 
 
 def bench_index(work: Path, repeat: int) -> None:
     wheels = work / "many"
     for n in range(250):
-        make_release(
-            wheels, f"pkg{n:03d}", "1.0",
-            {
-                "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6", *SM],
-                "cu128": ["nvidia :: cuda_version_lower_bound :: 12.8", *SM],
-                "cu129": ["nvidia :: cuda_version_lower_bound :: 12.9", *SM[1:]],
-                "null": [],
-            },
-            namespace_priorities=["nvidia"], non_variant=False,
-        )  # fmt: skip
+        _release(wheels, n)
     files = sorted(wheels.glob("*.whl"))
 
     def floor() -> None:
@@ -108,21 +102,18 @@ def bench_index(work: Path, repeat: int) -> None:
 
     base = _median_ms(floor, repeat)
     print(f"baseline: sha256 + METADATA of {len(files)} wheels: {base:.0f} ms")
+    runs = iter(range(10_000))
     for encoding in Encoding:
-        counter = iter(range(1000))
-        took = _median_ms(
-            lambda enc=encoding, c=counter: index_wheels(
-                IndexRequest(
-                    work / f"out-{enc.value}-{next(c)}",
-                    "linux-64",
-                    (FindLinks.parse(wheels),),
-                    encoding=enc,
-                )  # fmt: skip
-            ),
-            repeat,
+
+        def one(enc: Encoding = encoding) -> None:
+            out = work / f"out-{enc.value}-{next(runs)}"
+            index_wheels(IndexRequest(out, "linux-64", (FindLinks.parse(wheels),), encoding=enc))
+
+        took = _median_ms(one, repeat)
+        print(
+            f"{encoding.value:5}: index {len(files)} wheels: {took:.0f} ms "
+            f"({took / len(files):.2f} ms per wheel, {took / base:.1f}x baseline)"
         )
-        print(f"{encoding.value:5}: index {len(files)} wheels: {took:.0f} ms "
-              f"({took / len(files):.2f} ms per wheel, {took / base:.1f}x baseline)")  # fmt: skip
 
 
 def main() -> None:

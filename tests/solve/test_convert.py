@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import Cli
 from tests.solve.test_solve_cli import HERE_PYTHON, SM
 from tests.worlds.channel import Channel, Pkg, cuda_packages
 from tests.worlds.channel import solve as rattler_solve
 from tests.worlds.prefix import install_prefix
 from tests.worlds.wheels import make_release, make_wheel
-from tests.cli.conftest import Cli
 from variant_bridge.solve.convert import entry_points
 
 VPS = ("__unix=0", "__linux=6.1", "__glibc=2.36", "__cuda=12.9", "__cuda_arch=9.0")
@@ -72,9 +72,7 @@ def test_packages_carry_the_translated_specs_and_the_wheel_files(converted: Path
         assert package["noarch"] == "python"
         assert "cuda-version >=12.8,<13" in package["depends"]
         assert any(d.startswith("__cuda_arch") for d in package["depends"])
-    (name, record) = next(
-        (n, p) for n, p in repodata["packages"].items() if p["build"].startswith("cu128")
-    )
+    name = next(n for n, p in repodata["packages"].items() if p["build"].startswith("cu128"))
     with tarfile.open(converted / "noarch" / name) as archive:
         members = set(archive.getnames())
         link = json.loads(archive.extractfile("info/link.json").read())  # type: ignore[union-attr]

@@ -138,7 +138,8 @@ def test_lockfile_is_read_back_by_detect_and_export(
                  "--strict", "--platform", "linux-64", *MACHINE, "--lockfile", str(lock))  # fmt: skip
     assert result.exit_code == 0, result.output
     text = lock.read_text()
-    assert "sha256:" in text and "- pypi: file://" in text
+    assert "sha256:" in text
+    assert "- pypi: file://" in text
     detected = cli("detect", "--lockfile", str(lock), "--json")
     assert detected.exit_code == 0, detected.output
     env = json.loads(detected.stdout)

@@ -91,13 +91,14 @@ def _echo(report: IndexReport) -> None:
         for conflict in release.conflicts:
             click.echo(f"    conflict: {conflict}")
         if release.left_to_installer:
-            click.echo(f"    {len(release.left_to_installer)} requirement(s) left to the installer")
+            left = len(release.left_to_installer)
+            click.echo(f"    {left} requirement(s) left to the installer")
     echo_notes(list(report.notes))
 
 
 @click.command(
     "index",
-    short_help="Write conda repodata (v3.whl records) that make variant wheels visible to conda solvers.",
+    short_help="Write v3.whl repodata that makes variant wheels visible to conda solvers.",
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR|INDEX-URL...")
 @click.option(
