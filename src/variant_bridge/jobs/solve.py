@@ -173,6 +173,11 @@ def solve(request: SolveRequest) -> SolveResult:
         that cannot be written. :raises InstallError: see :mod:`variant_bridge.install`.
     """
     names = spec_names(request.specs)
+    if request.lockfile is not None and not request.lockfile.absolute().parent.is_dir():
+        raise SolveError(
+            f"--lockfile {request.lockfile}: {request.lockfile.absolute().parent} is not a "
+            "directory"
+        )
     platform = request.env.platform
     with tempfile.TemporaryDirectory(prefix="variant-bridge-solve-") as scratch, \
             Downloads.temporary() as downloads:  # fmt: skip
