@@ -190,6 +190,9 @@ class Environment:
     this machine's)."""
     python_source: Source | None = None
     """Where :attr:`python` came from; ``None`` when it is unknown."""
+    conda_variants: tuple[PythonDistribution, ...] = ()
+    """Variant wheels installed as conda packages (``variant-bridge convert``): conda packages,
+    listed for what they are, never exported as wheels."""
 
     def virtual_package(self, name: str) -> VirtualPackage | None:
         """The virtual package called *name* (``__cuda``), or ``None`` when absent."""

@@ -26,6 +26,7 @@ __all__ = [
     "ReleaseInputError",
     "RequirementError",
     "SelectionError",
+    "SolveError",
     "VariantBridgeError",
     "clip",
     "quote",
@@ -104,6 +105,11 @@ class IndexReadError(VariantBridgeError):
 
 class SelectionError(VariantBridgeError):
     """No wheel could be selected (unknown package, nothing compatible)."""
+
+
+class SolveError(VariantBridgeError):
+    """A channel, a solve, a lock file or a conversion that cannot be done (``index``,
+    ``solve``, ``convert``)."""
 
 
 class InstallError(VariantBridgeError):

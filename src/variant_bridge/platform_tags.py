@@ -19,9 +19,9 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, PlatformTable, load_tables
 
 __all__ = [
-    "PlatformNeeds",
+    "CondaPlatform",
     "TargetPython",
-    "platform_needs",
+    "conda_platform",
     "platform_tags",
     "tag_mismatch",
     "target_tags",
@@ -146,20 +146,30 @@ def _read_platform(tag: str, table: PlatformTable) -> _Platform | None:
 
 
 @value
-class PlatformNeeds:
-    """What one wheel platform tag needs of a conda platform, as data (maintainer checks)."""
+class CondaPlatform:
+    """What a wheel platform tag means to conda: the subdirs it runs on and the virtual package
+    (with its minimum version) it needs, e.g. ``manylinux_2_28_x86_64`` -> ``linux-64``,
+    ``__glibc >=2.28``."""
 
     subdirs: tuple[str, ...]
-    """The conda subdirs the tag can install on (empty: any)."""
-    libc: str | None
-    """``glibc``, ``musl`` or ``None``."""
-    version: tuple[int, int] | None
-    """The version of the tag's virtual package it needs (glibc ``(2, 28)``, macOS ``(11, 0)``)."""
+    """Empty for ``any`` (every subdir)."""
+    virtual_package: str | None
+    version: tuple[int, int] | None = None
+    libc: str | None = None
+
+    @property
+    def spec(self) -> str | None:
+        """``__glibc >=2.28``, ``__osx >=11.0``, ``__linux``; ``None`` when nothing is needed."""
+        if self.virtual_package is None:
+            return None
+        if self.version is None:
+            return self.virtual_package
+        return f"{self.virtual_package} >={self.version[0]}.{self.version[1]}"
 
 
-def platform_needs(tag: str, *, tables: MappingTables | None = None) -> PlatformNeeds | None:
-    """``manylinux_2_28_x86_64`` -> linux-64, glibc (2, 28); ``manylinux2014_aarch64`` -> glibc
-    (2, 17); ``None`` for a tag no rule reads (``any``, an unknown family)."""
+def conda_platform(tag: str, *, tables: MappingTables | None = None) -> CondaPlatform | None:
+    """The conda view of one wheel platform tag; ``None`` for a tag no rule of the tables
+    reads (never guessed)."""
     table = (tables or load_tables()).platform
     for alias in table.tag_aliases.values():
         if tag.startswith(alias.name + "_"):
@@ -170,14 +180,21 @@ def platform_needs(tag: str, *, tables: MappingTables | None = None) -> Platform
         if match is None:
             continue
         if rule.os is None:
-            return None
+            return CondaPlatform((), None)
         groups = match.groupdict()
-        arch = groups.get("arch") or ""
-        subdirs = (rule.arches or {}).get(arch, ())
+        arches = rule.arches or {}
+        subdirs = (
+            arches.get(groups.get("arch") or "", ())
+            if rule.arches is not None
+            else tuple(s for s, i in table.subdirs.items() if i.os == rule.os)
+        )
         version = None
-        if groups.get("major") is not None and groups.get("minor") is not None:
+        if rule.virtual_package is not None:
             version = (int(groups["major"]), int(groups["minor"]))
-        return PlatformNeeds(tuple(subdirs), rule.libc, version)
+            return CondaPlatform(tuple(subdirs), rule.virtual_package, version, rule.libc)
+        # A tag of an OS without a versioned virtual package still needs that OS.
+        return CondaPlatform(tuple(subdirs), f"__{rule.os}" if rule.libc is None else None,
+                             None, rule.libc)  # fmt: skip
     return None
 
 

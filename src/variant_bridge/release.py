@@ -21,7 +21,7 @@ from types import MappingProxyType
 from variant_bridge.cuda_archs import ArchSet
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, load_tables
-from variant_bridge.platform_tags import platform_needs
+from variant_bridge.platform_tags import conda_platform
 from variant_bridge.properties import VariantDescription, VariantFeature
 from variant_bridge.translate.evidence import CudaVersion, EvidenceKind, ToolkitEvidence
 
@@ -213,7 +213,7 @@ class WheelVariant:
         floors = []
         for wheel in self.files:
             for tag in wheel.platform_tag.split("."):
-                needs = platform_needs(tag)
+                needs = conda_platform(tag)
                 if needs and needs.libc == "glibc" and needs.version and platform in needs.subdirs:
                     floors.append(needs.version)
         return min(floors) if floors else None

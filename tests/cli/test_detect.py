@@ -38,7 +38,7 @@ TARGETS = (
 )  # fmt: skip
 JSON_KEYS = {
     "origin", "platform", "platform_source", "python", "python_source", "policy",
-    "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels",
+    "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels", "conda_variants",
     "notes",
 }  # fmt: skip
 

@@ -59,6 +59,9 @@ _COMMANDS = {
     "export": ("export", "export"),
     "check": ("check", "check"),
     "matrix": ("matrix", "matrix"),
+    "index": ("index", "index"),
+    "solve": ("solve", "solve"),
+    "convert": ("convert", "convert"),
 }
 
 
@@ -141,5 +144,13 @@ def run() -> None:
     """
     try:
         main(prog_name="variant-bridge")
+    except SystemExit as done:
+        # After rattler's native work (index, solve, convert), end without the interpreter's
+        # finalization, which can crash py-rattler 0.28 (cli/_native.py).
+        from variant_bridge.cli import _native
+
+        if _native.requested():
+            _native.exit_now(done.code)
+        raise
     finally:
         gc.freeze()

@@ -166,6 +166,8 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
             for dist in env.python_packages
             if dist.variant_label is not None
         ],
+        # Variant wheels installed as conda packages (variant-bridge convert).
+        "conda_variants": [_installed_json(dist, None) for dist in env.conda_variants],
         "notes": [*env.notes, *supported.notes, *_mismatch_notes(env, toolkits)],
     }
 
@@ -305,4 +307,10 @@ def echo_environment(
             toolkit = toolkits.get(dist.name)
             if toolkit is not None and toolkit.evidence.evidence:
                 click.echo(_wrap(toolkit.evidence.summary(), indent=_INDENT * 3))
+    if env.conda_variants:
+        click.echo()
+        heading("Variant wheels installed as conda packages")
+        for dist in env.conda_variants:
+            props = "; ".join(str(p) for p in dist.variant.properties) if dist.variant else ""
+            click.echo(_wrap(f"{dist} {props or '(null variant)'}", indent=_INDENT))
     echo_notes([*notes, *env.notes, *supported.notes, *_mismatch_notes(env, toolkits)])

@@ -257,6 +257,7 @@ def _from_prefix(
         toolkit=contents.toolkit,
         conda_packages=contents.conda_packages,
         python_packages=contents.python_packages,
+        conda_variants=contents.conda_variants,
         python=contents.python,
         origin=f"prefix {contents.path}" + (" ($CONDA_PREFIX)" if implicit else ""),
         prefix=str(contents.path),

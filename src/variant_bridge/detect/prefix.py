@@ -53,6 +53,9 @@ class PrefixContents:
     python: str | None
     toolkit: Toolkit | None
     notes: tuple[str, ...] = ()
+    conda_variants: tuple[PythonDistribution, ...] = ()
+    """Variant wheels installed as conda packages (``variant-bridge convert``): dist-infos a
+    conda record owns that carry a ``variant.json``."""
 
 
 def toolkit_of(records: Iterable[CondaRecord], source: Source) -> Toolkit | None:
@@ -91,8 +94,10 @@ def read_prefix(
     python_record = next((r for r in records if r.name == "python"), None)
     python = python_record.version if python_record is not None else None
     dists: list[PythonDistribution] = []
+    converted: list[PythonDistribution] = []
     for site in _site_packages_dirs(prefix, platform, python, site_hint):
         dists.extend(_read_site_packages(site, owned, notes))
+        converted.extend(_read_converted(site, owned, notes))
     return PrefixContents(
         path=prefix,
         platform=platform,
@@ -101,6 +106,7 @@ def read_prefix(
         python=python,
         toolkit=toolkit_of(records, Source.PREFIX),
         notes=tuple(notes),
+        conda_variants=tuple(sorted(converted, key=lambda d: d.name.lower())),
     )
 
 
@@ -278,6 +284,19 @@ def _read_site_packages(
             continue
         dists.append(dist)
     return dists
+
+
+def _read_converted(
+    site: Path, owned: frozenset[str], notes: list[str]
+) -> list[PythonDistribution]:
+    """Conda-owned dist-infos that carry a ``variant.json`` (converted variant wheels)."""
+    found = []
+    for name in sorted(owned):
+        if (site / name / "variant.json").is_file():
+            dist = read_dist_info(site / name, notes=notes)
+            if dist is not None:
+                found.append(dist)
+    return found
 
 
 def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistribution | None:

@@ -41,7 +41,7 @@ from variant_bridge.indexes.variant_files import complete_metadata, read_variant
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.metadata import VariantMetadata
 from variant_bridge.metadata.parse import read_variant_json
-from variant_bridge.platform_tags import TargetPython, platform_needs
+from variant_bridge.platform_tags import TargetPython, conda_platform
 from variant_bridge.properties import VariantDescription
 from variant_bridge.release import WheelSide, WheelVariant
 from variant_bridge.translate.evidence import ToolkitEvidence, toolkit_evidence
@@ -63,7 +63,7 @@ def _target(files: Sequence[WheelFilename], default: WheelTarget) -> tuple[str, 
     platform, python = default.platform, default.python
     for wheel in files:
         for tag in wheel.tags:
-            needs = platform_needs(tag.platform)
+            needs = conda_platform(tag.platform)
             if needs is not None and len(needs.subdirs) == 1:
                 platform = needs.subdirs[0]
             if tag.interpreter.startswith("cp3") and tag.interpreter[3:].isdigit():

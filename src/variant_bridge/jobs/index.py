@@ -1,0 +1,314 @@
+"""The ``index`` use case: variant wheels as ``v3.whl`` records in a conda channel.
+
+Wheels come from files, find-links directories (every project in them) or simple indexes (the
+projects named). Each project version is read as ``select`` reads it (its ``*-variants.json``,
+completed from the wheels' ``variant.json``; each wheel's core metadata for its requirements and
+toolkit evidence), turned into records (:mod:`variant_bridge.solve.records`) and merged into the
+channel after ``rattler.index`` has indexed its conda packages
+(:mod:`variant_bridge.solve.channel`).
+Local wheels are copied into the channel's ``wheels/`` folder (records name them
+``../wheels/<file>``); remote ones are named by their URL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge._values import value
+from variant_bridge.errors import IndexReadError, InvalidMetadata, InvalidWheelFilename, SolveError
+from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes import (
+    Candidate,
+    CoreMetadataReader,
+    Downloads,
+    FindLinks,
+    IndexFile,
+    IndexSource,
+    file_sha256,
+    read_wheel_metadata,
+    url_to_path,
+)
+from variant_bridge.indexes.findlinks import list_find_links
+from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
+from variant_bridge.mappings import MappingTables, load_tables
+from variant_bridge.priority import Encoding
+from variant_bridge.solve.channel import write_channel
+from variant_bridge.solve.records import (
+    Form,
+    IndexSettings,
+    Release,
+    ReleaseRecords,
+    WheelFile,
+    release_records,
+)
+
+__all__ = ["Gathered", "IndexReport", "IndexRequest", "gather", "index_wheels"]
+
+WHEELS = "wheels"
+"""The channel folder local wheels are copied into."""
+_VARIANTS_JSON_RE = re.compile(r"(?P<name>[^/]+?)-(?P<version>[^-/]+)-variants\.json")
+
+
+@value
+class IndexRequest:
+    """What to index, and how.
+
+    :param sources: find-links locations (every project) and simple indexes (*projects* only).
+    :param files: wheel files named one by one (their ``*-variants.json`` beside them is read).
+    :param projects: the projects to index from simple indexes; also a filter for the others.
+    :param copy: copy local wheels into the channel's ``wheels/`` folder (records then name
+        them by a relative URL); ``False``: records name them by their ``file://`` URL.
+    """
+
+    channel: Path
+    subdir: str
+    sources: tuple[IndexSource, ...] = ()
+    files: tuple[Path, ...] = ()
+    projects: tuple[str, ...] = ()
+    encoding: Encoding = Encoding.CELLS
+    form: Form = "rattler"
+    copy: bool = True
+    index_conda: bool = True
+
+
+@value
+class Gathered:
+    """One release as read, with the candidates its records point to (by record ``url``)."""
+
+    release: Release
+    candidates: tuple[tuple[str, Candidate], ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+@value
+class IndexReport:
+    """What ``index`` wrote."""
+
+    channel: Path
+    subdir: str
+    encoding: Encoding
+    releases: tuple[ReleaseRecords, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def record_count(self) -> int:
+        return sum(len(r.records) for r in self.releases)
+
+
+def _explicit(path: Path) -> list[IndexFile]:
+    if not path.is_file():
+        raise SolveError(f"{path}: no such wheel file")
+    path = path.absolute()
+    files = [IndexFile(path.name, path.as_uri(), str(path.parent), size=path.stat().st_size,
+                       path=path, flat=True)]  # fmt: skip
+    for sibling in sorted(path.parent.glob("*-variants.json")):
+        files.append(IndexFile(sibling.name, sibling.as_uri(), str(path.parent), path=sibling))
+    return files
+
+
+def _listing(request: IndexRequest) -> tuple[list[IndexFile], list[str]]:
+    files: list[IndexFile] = []
+    notes: list[str] = []
+    for source in request.sources:
+        if isinstance(source, FindLinks):
+            files += list_find_links(source.location, lazy=True)
+            continue
+        for project in request.projects:
+            listed = source.list_files(canonicalize_name(project))
+            if listed is None:
+                notes.append(source.missing(canonicalize_name(project)))
+            else:
+                files += listed
+    for path in request.files:
+        files += _explicit(path)
+    return files, notes
+
+
+_Wheels = dict[tuple[str, str], list[tuple[WheelFilename, IndexFile]]]
+_Documents = dict[tuple[str, str], list[IndexFile]]
+
+
+def _groups(
+    files: Iterable[IndexFile], projects: Sequence[str]
+) -> tuple[_Wheels, _Documents, list[tuple[str, str]]]:
+    """Wheels and ``*-variants.json`` files by (project, version); invalid wheel names."""
+    wanted = {canonicalize_name(p) for p in projects}
+    wheels: _Wheels = {}
+    documents: _Documents = {}
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for file in files:
+        if file.url in seen:
+            continue
+        seen.add(file.url)
+        match = _VARIANTS_JSON_RE.fullmatch(file.filename)
+        if match is not None:
+            key = (canonicalize_name(match["name"]), match["version"])
+            documents.setdefault(key, []).append(file)
+            continue
+        if not file.filename.endswith(".whl"):
+            continue
+        try:
+            wheel = WheelFilename.parse(file.filename)
+        except InvalidWheelFilename as e:
+            skipped.append((file.filename, str(e)))
+            continue
+        if wanted and wheel.project not in wanted:
+            continue
+        wheels.setdefault((wheel.project, wheel.version), []).append((wheel, file))
+    return wheels, documents, skipped
+
+
+def _candidate(wheel: WheelFilename, file: IndexFile) -> Candidate:
+    return Candidate(
+        filename=wheel,
+        url=file.url,
+        source=file.source,
+        sha256=file.sha256,
+        requires_python=file.requires_python,
+        size=file.size,
+        core_metadata=file.core_metadata,
+        core_metadata_sha256=file.core_metadata_sha256,
+    )
+
+
+class _Reader:
+    """Hashes, sizes and core metadata of the wheels, each read once."""
+
+    def __init__(self, downloads: Downloads) -> None:
+        self.downloads = downloads
+        self.metadata = CoreMetadataReader(downloads, download_wheels=True)
+
+    def local(self, candidate: Candidate) -> Path | None:
+        if candidate.url.startswith("file:"):
+            return url_to_path(candidate.url)
+        return None
+
+    def digest(self, candidate: Candidate) -> tuple[str, int]:
+        path = self.local(candidate)
+        if path is None and candidate.sha256 is not None and candidate.size is not None:
+            return candidate.sha256, candidate.size
+        if path is None:
+            path = self.downloads.get(candidate)  # hash-checked when the index gave one
+        return file_sha256(path), path.stat().st_size
+
+    def requirements(self, candidate: Candidate) -> tuple[tuple[str, ...], str | None]:
+        path = self.local(candidate)
+        meta = read_wheel_metadata(path) if path is not None else self.metadata.read(candidate)
+        if meta is None:  # pragma: no cover - download_wheels makes it readable
+            return (), candidate.requires_python
+        return meta.requires_dist, meta.requires_python or candidate.requires_python
+
+
+def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered], list[str]]:
+    """Every release the request names, read (variant metadata, hashes, requirements).
+
+    :raises IndexReadError: a source cannot be read; :raises InvalidMetadata: a malformed
+        ``*-variants.json``; :raises SolveError: a named wheel file is missing.
+    """
+    files, notes = _listing(request)
+    wheels, documents, skipped = _groups(files, request.projects)
+    reader = _Reader(downloads)
+    gathered: list[Gathered] = []
+    for (project, version), members in sorted(wheels.items()):
+        candidates = [_candidate(w, f) for w, f in members]
+        meta, where = read_variants_files(documents.get((project, version), []))
+        meta, problems = complete_metadata(candidates, meta, where, downloads)
+        variants = {d.label: d for d in meta.variants} if meta is not None else {}
+        entries: list[WheelFile] = []
+        pointed: list[tuple[str, Candidate]] = []
+        release_skipped = [
+            (str(w), str(p)) for w, _ in members if (p := problems.get(w.label or ""))
+        ]
+        for candidate in candidates:
+            if candidate.label in problems:
+                continue
+            try:
+                sha256, size = reader.digest(candidate)
+                requires, requires_python = reader.requirements(candidate)
+            except (IndexReadError, InvalidMetadata) as e:
+                release_skipped.append((candidate.name, str(e)))
+                continue
+            variant = variants.get(candidate.label) if candidate.label else None
+            entries.append(WheelFile(candidate.filename, candidate.url, sha256, size, requires,
+                                     requires_python, variant))  # fmt: skip
+            pointed.append((candidate.url, candidate))
+        release = Release(project, version, tuple(entries), meta)
+        gathered.append(Gathered(release, tuple(pointed), tuple(release_skipped)))
+    notes += [f"{name}: {reason}" for name, reason in skipped]
+    return gathered, notes
+
+
+def _placed(gathered: Gathered, request: IndexRequest) -> Release:
+    """The release with each wheel's record URL: ``../wheels/<file>`` once copied into the
+    channel's ``wheels/`` folder (shared by every subdir; ``rattler.index`` refuses ``.whl``
+    files inside a subdir), else its URL."""
+    release = gathered.release
+    if not request.copy:
+        return release
+    target = request.channel / WHEELS
+    target.mkdir(parents=True, exist_ok=True)
+    placed = []
+    for wheel in release.wheels:
+        url = wheel.url
+        if url.startswith("file:"):
+            source = url_to_path(url)
+            destination = target / str(wheel.filename)
+            if source.resolve() != destination.resolve():
+                shutil.copyfile(source, destination)
+            url = f"../{WHEELS}/{wheel.filename}"
+        placed.append(dataclasses.replace(wheel, url=url))
+    return Release(release.project, release.version, tuple(placed), release.metadata)
+
+
+def records_of(
+    gathered: Sequence[Gathered], request: IndexRequest, *, tables: MappingTables | None = None
+) -> list[ReleaseRecords]:
+    """The records of every gathered release (wheels copied first when the request says so)."""
+    tables = tables if tables is not None else load_tables()
+    settings = IndexSettings(
+        request.subdir, request.encoding, request.form,
+        frozenset(g.release.project for g in gathered),
+    )  # fmt: skip
+    found = []
+    for one in gathered:
+        made = release_records(_placed(one, request), settings, tables=tables)
+        if one.skipped:
+            made = ReleaseRecords(
+                made.project, made.version, made.records, one.skipped + made.skipped,
+                made.unmapped, made.conflicts, made.left_to_installer, made.toolkits,
+            )  # fmt: skip
+        found.append(made)
+    return found
+
+
+def index_wheels(request: IndexRequest) -> IndexReport:
+    """Index the request's wheels into its channel (the use case behind ``index``).
+
+    :raises SolveError: nothing to index, a channel that cannot be written or indexed.
+    :raises IndexReadError, InvalidMetadata: see :func:`gather`.
+    """
+    if not request.sources and not request.files:
+        raise SolveError("nothing to index: pass wheel files, directories or index URLs")
+    with Downloads.temporary() as downloads:
+        gathered, notes = gather(request, downloads)
+        if not gathered:
+            raise SolveError(
+                "no wheels found to index in "
+                + ", ".join([s.name for s in request.sources] + [str(p) for p in request.files])
+            )
+        releases = records_of(gathered, request)
+    records = [r for release in releases for r in release.records]
+    notes += write_channel(
+        request.channel, request.subdir, records,
+        projects={r.project for r in releases}, index_conda=request.index_conda,
+    )  # fmt: skip
+    return IndexReport(
+        request.channel, request.subdir, request.encoding, tuple(releases), tuple(notes)
+    )

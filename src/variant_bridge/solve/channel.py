@@ -1,0 +1,124 @@
+"""A local conda channel that serves conda packages and variant wheels together.
+
+``rattler.index`` indexes the conda packages of the channel directory (it writes no ``v3.whl``
+section), then the wheel records are merged into ``<subdir>/repodata.json``: the records of the
+projects indexed now replace that subdir's earlier records of the same projects; other wheel
+records stay. Every file is written whole (a temporary file renamed over it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from variant_bridge.errors import SolveError
+from variant_bridge.solve.records import WheelRecord
+
+__all__ = ["REPODATA", "index_conda_packages", "read_repodata", "write_channel"]
+
+REPODATA = "repodata.json"
+_STALE = ("repodata.json.zst", "repodata_shards.msgpack.zst")
+
+
+def read_repodata(path: Path) -> dict[str, Any]:
+    """A subdir's ``repodata.json``; an empty one when the file does not exist.
+
+    :raises SolveError: unreadable or not a repodata object (naming the file).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise SolveError(f"{path}: cannot read repodata ({e})") from e
+    if not isinstance(data, dict):
+        raise SolveError(f"{path}: expected a JSON object (conda repodata)")
+    return data
+
+
+def _whl_records(data: Mapping[str, Any]) -> dict[str, Any]:
+    v3 = data.get("v3")
+    whl = v3.get("whl") if isinstance(v3, dict) else None
+    return dict(whl) if isinstance(whl, dict) else {}
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, sort_keys=True)
+            out.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def index_conda_packages(channel: Path) -> None:
+    """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``)."""
+    from rattler.index import index_fs
+
+    (channel / "noarch").mkdir(parents=True, exist_ok=True)
+    try:
+        asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=True))
+    except Exception as e:  # rattler raises its own exception types
+        raise SolveError(f"{channel}: rattler could not index the conda packages: {e}") from e
+
+
+def write_channel(
+    channel: Path,
+    subdir: str,
+    records: Iterable[WheelRecord],
+    *,
+    projects: Iterable[str],
+    index_conda: bool = True,
+) -> list[str]:
+    """Index *channel*'s conda packages and merge the wheel *records* into *subdir*.
+
+    :param projects: the projects whose earlier wheel records in *subdir* are replaced.
+    :returns: notes (stale compressed repodata removed).
+    :raises SolveError: a repodata file cannot be read, or rattler cannot index.
+    """
+    target = channel / subdir / REPODATA
+    kept = _whl_records(read_repodata(target))
+    replaced = {canonicalize_name(p) for p in projects}
+    kept = {
+        key: record
+        for key, record in kept.items()
+        if not (
+            isinstance(record, dict) and canonicalize_name(str(record.get("name", ""))) in replaced
+        )
+    }
+    if index_conda:
+        index_conda_packages(channel)
+    data = read_repodata(target) or {
+        "info": {"subdir": subdir},
+        "packages": {},
+        "packages.conda": {},
+    }
+    data.setdefault("info", {"subdir": subdir})
+    data.setdefault("repodata_version", 1)
+    whl = {**kept, **{r.key: dict(r.record) for r in records}}
+    v3 = data.get("v3")
+    data["v3"] = {**(v3 if isinstance(v3, dict) else {}), "whl": whl}
+    _write_json(target, data)
+    noarch = channel / "noarch" / REPODATA
+    if not noarch.exists():
+        _write_json(noarch, {"info": {"subdir": "noarch"}, "packages": {}, "packages.conda": {}})
+    notes = []
+    for name in _STALE:
+        stale = channel / subdir / name
+        if stale.exists():
+            stale.unlink()
+            notes.append(
+                f"removed {stale}: it would hide the wheel records from clients that read it"
+            )
+    return notes

@@ -1,0 +1,118 @@
+"""``variant-bridge convert``: variant wheels become conda packages that rattler solves and
+installs, with entry points and ``.data`` files placed for conda, and ``detect --prefix`` reads
+the installed variant from the ``variant.json`` kept in the dist-info."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli
+from tests.solve.test_solve_cli import HERE_PYTHON, SM
+from tests.worlds.channel import Channel, Pkg, cuda_packages
+from tests.worlds.channel import solve as rattler_solve
+from tests.worlds.prefix import install_prefix
+from tests.worlds.wheels import make_release, make_wheel
+from variant_bridge.solve.convert import entry_points
+
+VPS = ("__unix=0", "__linux=6.1", "__glibc=2.36", "__cuda=12.9", "__cuda_arch=9.0")
+ENTRY_POINTS = (
+    "[console_scripts]\ngpulib-info = gpulib:main\n\n[gui_scripts]\ngpulib-gui = gpulib:gui\n"
+)
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wheels")
+    extras = {
+        "gpulib-1.0.dist-info/entry_points.txt": ENTRY_POINTS,
+        "gpulib-1.0.data/scripts/gpulib-tool": "#!python\nprint('tool')\n",
+        "gpulib-1.0.data/headers/gpulib.h": "int gpulib(void);\n",
+        "gpulib-1.0.data/data/share/gpulib/README": "data\n",
+    }
+    release = make_release(
+        root, "gpulib", "1.0",
+        {
+            "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6", *SM],
+            "cu128": ["nvidia :: cuda_version_lower_bound :: 12.8", *SM],
+            "null": [],
+        },
+        namespace_priorities=["nvidia"], non_variant=False,
+    )  # fmt: skip
+    # Rewrite the cu128 wheel with entry points and .data members (same label and metadata).
+    label_props = ["nvidia :: cuda_version_lower_bound :: 12.8", *SM]
+    release.wheels["cu128"].unlink()
+    make_wheel(root, "gpulib", "1.0", label="cu128", properties=label_props, files=extras,
+               namespace_priorities=["nvidia"])  # fmt: skip
+    return root
+
+
+@pytest.fixture(scope="module")
+def converted(wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    channel = tmp_path_factory.mktemp("converted")
+    result = Cli()("convert", str(wheels), "-o", str(channel), "--subdir", "linux-64", "--json")
+    assert result.exit_code == 0, result.output
+    return channel
+
+
+def test_entry_points_become_conda_lines() -> None:
+    assert entry_points(ENTRY_POINTS) == ["gpulib-info = gpulib:main", "gpulib-gui = gpulib:gui"]
+
+
+def test_packages_carry_the_translated_specs_and_the_wheel_files(converted: Path) -> None:
+    repodata = json.loads((converted / "noarch" / "repodata.json").read_text())
+    packages = list(repodata["packages"].values())
+    cu128 = [p for p in packages if p["build"].startswith("cu128")]
+    assert cu128
+    for package in cu128:
+        assert package["noarch"] == "python"
+        assert "cuda-version >=12.8,<13" in package["depends"]
+        assert any(d.startswith("__cuda_arch") for d in package["depends"])
+    name = next(n for n, p in repodata["packages"].items() if p["build"].startswith("cu128"))
+    with tarfile.open(converted / "noarch" / name) as archive:
+        members = set(archive.getnames())
+        link = json.loads(archive.extractfile("info/link.json").read())  # type: ignore[union-attr]
+    assert "site-packages/gpulib-1.0.dist-info/variant.json" in members
+    assert "site-packages/gpulib-1.0.dist-info/RECORD" not in members
+    assert {
+        "python-scripts/gpulib-tool",
+        "include/gpulib/gpulib.h",
+        "share/gpulib/README",
+    } <= members
+    assert link["noarch"]["entry_points"] == [
+        "gpulib-info = gpulib:main",
+        "gpulib-gui = gpulib:gui",
+    ]
+
+
+@pytest.mark.slow
+def test_rattler_installs_the_converted_variant_and_detect_reads_it(
+    converted: Path, tmp_path: Path
+) -> None:
+    conda = Channel(tmp_path / "conda").add([
+        *cuda_packages(["12.6", "12.8", "12.9"]),
+        Pkg("python", HERE_PYTHON, "h0_0_cpython", depends=("__glibc >=2.17,<3.0.a0",)),
+    ])  # fmt: skip
+    records = rattler_solve([Channel(converted), conda], ["gpulib", "python"], VPS)
+    chosen = next(r for r in records if r.name.normalized == "gpulib")
+    assert str(chosen.build).startswith("cu128")
+    prefix = install_prefix(records, tmp_path / "env", tmp_path / "cache", ["gpulib", "python"])
+    major_minor = ".".join(HERE_PYTHON.split(".")[:2])
+    site = prefix / "lib" / f"python{major_minor}" / "site-packages"
+    assert (site / "gpulib" / "__init__.py").is_file()
+    assert (site / "gpulib-1.0.dist-info" / "INSTALLER").read_text() == "conda\n"
+    assert (prefix / "bin" / "gpulib-info").is_file()  # an entry point from info/link.json
+    assert (prefix / "bin" / "gpulib-tool").is_file()  # a .data script
+    assert os.access(prefix / "bin" / "gpulib-tool", os.X_OK)
+    detected = Cli()("detect", "--prefix", str(prefix), "--json")
+    assert detected.exit_code == 0, detected.output
+    env = json.loads(detected.stdout)
+    assert env["toolkit"]["version"] == "12.9"
+    assert [(d["name"], d["label"]) for d in env["conda_variants"]] == [("gpulib", "cu128")]
+    assert env["variant_wheels"] == []  # a conda package, not a PyPI install
+    text = Cli()("detect", "--prefix", str(prefix))
+    assert "Variant wheels installed as conda packages" in text.stdout
