@@ -260,8 +260,7 @@ def no_version_error(
     if available and not matching:
         shown = ", ".join(str(v) for v in sorted(available))
         return SelectionError(
-            f"no version of {project!r} matches {str(spec)!r} in {where} (available: {shown})"
-            f"{hint}"
+            f"no version of {project!r} matches {str(spec)!r} in {where} (available: {shown}){hint}"
         )
     for version in matching:
         listing.examine(version)
