@@ -62,8 +62,11 @@ def test_install_puts_the_cuda126_build_and_its_cuda126_components_in(
             "--python", str(python), "--installer", "uv", "--json", env=env,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    (package,) = json.loads(result.stdout)["packages"]
+    package, *components = json.loads(result.stdout)["packages"]
     assert package["selected"]["label"] == "cuda12.6"
+    # The whole tree was chosen and installed by the bridge, each file hash-checked.
+    assert {c["package"] for c in components} >= {"nvidia-cublas", "nvidia-cuda-runtime"}
+    assert all(len(c["sha256_checked"]) == 64 for c in components)
     installed = _installed(python)
     assert installed["torch"] == ("2.9.0", "cuda12.6")
     assert installed["nvidia-cublas"][0] == "12.6.4.1"
@@ -118,6 +121,6 @@ def test_without_a_toolkit_select_agrees_with_uv(corpus: Path, tmp_path: Path, d
         "--python", "3.12", "--json",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    (choice,) = json.loads(result.stdout)
+    choice, *_ = json.loads(result.stdout)
     assert choice["selected"]["label"] == uv_picks
     assert uv_picks == {"12.9": "cuda12.8", "13.0": "cuda13.0", "12.4": "cuda12.8"}[driver]

@@ -14,7 +14,7 @@ checked (:func:`parse_requests`, the sources' own ``parse``); every download goe
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -25,7 +25,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
-from variant_bridge.environment import Environment
+from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import (
     IndexReadError,
     InvalidMetadata,
@@ -42,8 +42,8 @@ from variant_bridge.indexes import (
     IndexStrategy,
     PackageFiles,
     ProblemKind,
-    ProjectListing,
 )
+from variant_bridge.jobs._releases import Releases
 from variant_bridge.jobs._tree import Need, resolve_tree
 from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
 from variant_bridge.mappings import MappingTables, load_tables
@@ -147,6 +147,13 @@ class PackageChoice:
     """Every requirement on the package in the resolved tree (the request for a named one)."""
     extras: tuple[str, ...] = ()
     """The extras the tree asks of it."""
+    installed: PythonDistribution | None = None
+    """A dependency kept as installed (it satisfies every requirement on it): no file chosen."""
+
+    @property
+    def failed(self) -> bool:
+        """No compatible wheel, and nothing installed to keep."""
+        return self.selected is None and self.installed is None
 
     @property
     def requested(self) -> bool:
@@ -362,60 +369,13 @@ def _choose_files(files: PackageFiles, ctx: _Context) -> PackageChoice:
     )  # fmt: skip
 
 
-class _Releases:
-    """The tree's view of the sources (:class:`._tree.Releases`): one listing per project and
-    one choice per project version, each made at most once per command."""
-
-    def __init__(self, sources: Sequence[IndexSource], ctx: _Context) -> None:
-        self._sources = sources
-        self._ctx = ctx
-        self._listings: dict[str, ProjectListing] = {}
-        self._choices: dict[tuple[str, Version], PackageChoice] = {}
-
-    def _listing(self, project: str) -> ProjectListing:
-        found = self._listings.get(project)
-        if found is None:
-            found = self._listings[project] = ProjectListing(
-                project, self._sources, python=self._ctx.python_version, strategy=self._ctx.strategy
-            )
-        return found
-
-    def versions(self, project: str, spec: SpecifierSet) -> Iterator[Version]:
-        listing = self._listing(project)
-        if listing.listing.empty:
-            raise listing.no_version(spec)
-        return listing.versions(spec, tags=self._ctx.tag_set)
-
-    def no_version(self, project: str, spec: SpecifierSet) -> SelectionError:
-        return self._listing(project).no_version(spec)
-
-    def choice(self, project: str, version: Version, spec: SpecifierSet) -> PackageChoice:
-        key = (project, version)
-        found = self._choices.get(key)
-        if found is None:
-            files = self._listing(project).files(
-                version, spec, downloads=self._ctx.downloads, tags=self._ctx.tag_set
-            )
-            found = self._choices[key] = _choose_files(files, self._ctx)
-        return found
-
-    def dependencies(
-        self, project: str, version: Version, spec: SpecifierSet, extras: frozenset[str]
-    ) -> Sequence[Dependency]:
-        choice = self.choice(project, version, spec)
-        if choice.selected is None or choice.requirements is None:
-            return ()
-        values = VariantValues.of(choice.selected.variant)
-        markers = self._ctx.markers
-        plain = evaluate_dependencies(choice.requirements, markers, values).applying
-        if not extras:
-            return plain
-        known = {d.text for d in plain}
-        added: list[Dependency] = []
-        for extra in sorted(extras):
-            evaluated = evaluate_dependencies(choice.requirements, markers, values, extra)
-            added += [d for d in evaluated.applying if d.text not in known]
-        return added
+def _kept_choice(dist: PythonDistribution) -> PackageChoice:
+    """An installed dependency kept as it is: no file, its installed requirements."""
+    project = canonicalize_name(dist.name)
+    files = PackageFiles(project=project, version=dist.version, candidates=())
+    return PackageChoice(
+        project, files, Selection(None, ()), requirements=dist.requires, installed=dist
+    )
 
 
 def select(
@@ -427,6 +387,7 @@ def select(
     fetch_chosen: bool = False,
     strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
     deps: bool = True,
+    installed: Iterable[PythonDistribution] = (),
 ) -> tuple[PackageChoice, ...]:
     """Resolve the dependency tree of *requests* for *target*, choosing every package's wheel.
 
@@ -444,6 +405,8 @@ def select(
         a wheel stay unknown: its :attr:`PackageChoice.requirements` is ``None``).
     :param strategy: which indexes are consulted for each project (uv's ``--index-strategy``).
     :param deps: resolve the dependencies too (``False``: the requested packages only).
+    :param installed: what the target interpreter has installed: a dependency found there that
+        satisfies every requirement on it is kept (see :mod:`._releases`).
     :returns: one choice per package of the tree: the requested ones first, in request order,
         then the others in the order the tree reaches them.
     :raises InvalidTarget: no source; :raises SelectionError: an unknown package, requirements
@@ -453,7 +416,18 @@ def select(
     if not sources:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
     ctx = _Context.of(target, downloads, fetch_chosen=fetch_chosen, strategy=strategy)
-    releases = _Releases(sources, ctx)
+    releases = Releases(
+        sources,
+        python=ctx.python_version,
+        strategy=strategy,
+        tags=ctx.tag_set,
+        downloads=downloads,
+        markers=ctx.markers,
+        choose=functools.partial(_choose_files, ctx=ctx),
+        keep=_kept_choice,
+        requested=frozenset(_canonical(r) for r in requests),
+        installed={canonicalize_name(d.name): d for d in installed},
+    )
     tree = resolve_tree([Need.of(r.requirement, r.text) for r in requests], releases, follow=deps)
     choices: list[PackageChoice] = []
     for project, version in tree.versions.items():
