@@ -275,6 +275,8 @@ def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
     heading(f"{title}: {chosen.filename if chosen else 'no compatible wheel'}")
+    if not choice.requested:
+        click.echo(f"  in the tree: {_why_here(choice)}")
     noted: set[str] = set()
     said: set[str] = set()
     for verdict in choice.selection.verdicts:
@@ -318,8 +320,6 @@ def _echo_tree(choices: Sequence[PackageChoice]) -> None:
             continue
         click.echo()
         _echo_choice(choice)
-        if not choice.requested:
-            click.echo(f"  in the tree because {_why_here(choice)}")
     if rest:
         click.echo()
         heading(f"Also in the tree ({len(rest)} without variants)")
@@ -327,7 +327,7 @@ def _echo_tree(choices: Sequence[PackageChoice]) -> None:
             chosen = choice.chosen
             what = chosen.filename if chosen is not None else "kept as installed"
             click.echo(f"  {choice.files.project} {choice.files.version}: {what}")
-            click.echo(f"        {_why_here(choice)}")
+            click.echo(f"      in the tree: {_why_here(choice)}")
 
 
 def _summary(target: Target) -> str:
@@ -469,7 +469,7 @@ def install(
     if as_json:
         echo_json(_install_json(choices, result, target))
     else:
-        _echo_installed(result, target)
+        _echo_installed(result, target, kept=sum(c.installed is not None for c in choices))
         if dry_run:
             _echo_dry_run(choices, result.hashes)
     sys.stdout.flush()
@@ -501,7 +501,7 @@ def _install_json(
     }
 
 
-def _echo_installed(result: InstallResult, target: Target) -> None:
+def _echo_installed(result: InstallResult, target: Target, *, kept: int) -> None:
     where = target.python.executable
     installer = result.plan.installer
     if result.dry_run:
@@ -510,15 +510,12 @@ def _echo_installed(result: InstallResult, target: Target) -> None:
         return
     if result.installed:
         click.echo(f"Installed with {installer} into {where}: {', '.join(result.installed)}")
-    else:
-        count = len(result.unchanged)
-        click.echo(
-            f"Nothing to install: the {count} chosen file{'s' if count != 1 else ''} "
-            f"{'are' if count != 1 else 'is'} already installed in {where} exactly as chosen."
-        )
-        return
     if result.unchanged:
         click.echo(f"Already installed exactly as chosen: {', '.join(result.unchanged)}")
+    if kept:
+        click.echo(f"Kept as installed: {kept} dependenc{'y' if kept == 1 else 'ies'}")
+    if not result.installed:
+        click.echo(f"Nothing to install: {where} already has the whole tree.")
 
 
 def _echo_dry_run(choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]]) -> None:
