@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,7 @@ from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
 from variant_bridge.indexes.scratch import scratch_dir
+from variant_bridge.install._child import dies_with_parent
 from variant_bridge.install._markers import stage_wheel
 from variant_bridge.install._origin import record_origin
 from variant_bridge.install._state import State, read_state
@@ -42,7 +42,6 @@ __all__ = ["REQUIREMENTS", "InstallResult", "install"]
 
 REQUIREMENTS = "requirements.txt"
 """The file in the staging directory that pins every staged file by its sha256."""
-_PR_SET_PDEATHSIG = 1
 
 
 def _checked(candidate: Candidate, downloads: Downloads) -> Path:
@@ -206,28 +205,6 @@ def install(
     )
 
 
-def _dies_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that has Linux kill the child when this process dies (even by ``kill
-    -9``), so an interrupted install leaves no installer running; ``None`` elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-    import signal
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:  # runs in the child between fork and exec: nothing but C calls
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before the request took effect
-            os._exit(1)
-
-    return preexec
-
-
 def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if installer == "pip":
@@ -239,7 +216,7 @@ def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]
             text=True,
             env=env,
             check=False,
-            preexec_fn=_dies_with_parent(),
+            preexec_fn=dies_with_parent(),
         )
     except OSError as e:
         raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e

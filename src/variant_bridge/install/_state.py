@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 from variant_bridge._values import value
 from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import InstallError
+from variant_bridge.install._child import dies_with_parent
 
 __all__ = ["State", "read_state"]
 
@@ -84,7 +85,12 @@ def read_state(python: str) -> State:
     """
     try:
         proc = subprocess.run(
-            [python, "-c", _SCRIPT], capture_output=True, text=True, check=False, timeout=120
+            [python, "-c", _SCRIPT],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            preexec_fn=dies_with_parent(),  # only C calls run in the child
         )
     except (OSError, subprocess.SubprocessError) as e:
         raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
