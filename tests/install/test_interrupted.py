@@ -155,16 +155,19 @@ def test_kill_9_leaves_no_staging_origin_no_orphan_and_the_next_run_cleans_up(
         most_left = max(most_left, len(left))
     print(f"\n{TRIALS} kill -9 trials: {dict(seen)}")  # the figure for the report (pytest -s)
 
-    final = subprocess.run(command("12.9"), env=environ, capture_output=True, text=True)
+    final = subprocess.run(
+        command("12.9"), env=environ, capture_output=True, text=True, check=False
+    )
     assert final.returncode == 0, final.stderr
     assert list(scratch.iterdir()) == []  # what the last killed run left is gone too
     assert most_left > 0  # killed runs did leave scratch directories behind
     labels = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
-         "import gpuapp, gpulib0, gpulib3; print(gpuapp.VARIANT_LABEL, gpulib0.VARIANT_LABEL,"
-         " gpulib3.VARIANT_LABEL)"],
+         "import gpuapp, gpulib0, gpulib3 as g; print(gpuapp.VARIANT_LABEL, gpulib0.VARIANT_LABEL, g.VARIANT_LABEL)"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert labels == ["cu129", "cu129", "cu129"]
-    again = subprocess.run(command("12.9"), env=environ, capture_output=True, text=True)
+    again = subprocess.run(
+        command("12.9"), env=environ, capture_output=True, text=True, check=False
+    )
     assert "Nothing to install" in again.stdout  # repaired once, then idempotent
