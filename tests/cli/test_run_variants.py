@@ -73,12 +73,13 @@ def test_no_variants_json_is_said_and_uv_indeed_disagrees(
     result = run_script("run", *DRIVER, "--", *_uv_install(index, venv, "hidden"), env=env)
     assert result.returncode == 0, result.stderr
     notes = [line for line in result.stderr.splitlines() if "uv cannot see" in line]
-    assert notes == [
+    expected = (
         "note: uv cannot see hidden 1.0's variant wheels cu126, cu129 on "
         f"{index.url}: no hidden-1.0-variants.json. uv installs another wheel (or none) where "
         "`variant-bridge select` reads each wheel's variant.json; use `variant-bridge install`, "
         "or publish the variants.json"
-    ]
+    )
+    assert notes == [expected]
     assert _label(venv, "hidden") is None  # what the note warned about: the plain wheel
     assert _selected(index, "hidden") == "cu129"
 

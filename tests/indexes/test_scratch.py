@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,10 @@ with scratch_dir("install") as path:
 
 
 @pytest.fixture
-def tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    yield tmp_path
+    return tmp_path
 
 
 def _holder(tmp: Path) -> tuple[subprocess.Popen[str], Path]:
@@ -41,10 +40,16 @@ def _holder(tmp: Path) -> tuple[subprocess.Popen[str], Path]:
     return process, Path(process.stdout.readline().strip())
 
 
+def _kill(process: subprocess.Popen[str]) -> None:
+    process.kill()
+    process.wait()
+    assert process.stdout is not None
+    process.stdout.close()
+
+
 def test_a_killed_commands_directory_is_swept_a_running_ones_is_not(tmp: Path) -> None:
     killed, left = _holder(tmp)
-    killed.kill()  # SIGKILL: no cleanup ran
-    killed.wait()
+    _kill(killed)  # SIGKILL: no cleanup ran
     assert (left / "staged.whl").is_file()
     running, live = _holder(tmp)  # the next command sweeps it
     try:
@@ -55,8 +60,7 @@ def test_a_killed_commands_directory_is_swept_a_running_ones_is_not(tmp: Path) -
             assert live.is_dir()  # still in use
         assert not mine.exists()
     finally:
-        running.kill()
-        running.wait()
+        _kill(running)
 
 
 def test_a_root_others_could_write_to_is_not_used(tmp: Path) -> None:
