@@ -380,16 +380,16 @@ class EvaluatedDependencies:
 
 
 def evaluate_dependencies(
-    lines: Iterable[str], environment: Mapping[str, str], values: VariantValues
+    lines: Iterable[str], environment: Mapping[str, str], values: VariantValues, extra: str = ""
 ) -> EvaluatedDependencies:
     """The ``Requires-Dist`` *lines* that apply to the variant *values* on the target.
 
-    Lines of an extra never apply (no extra is requested). A line that cannot be parsed or
-    evaluated is left out with its reason; the other lines are still read.
+    Lines of an extra apply only when that *extra* is given (``""``: none is requested). A line
+    that cannot be parsed or evaluated is left out with its reason; the other lines are still read.
     """
     applying: list[Dependency] = []
     problems: list[str] = []
-    context = {**environment, "extra": ""}
+    context = {**environment, "extra": extra}
     for line in lines:
         try:
             dependency = parse_dependency(line)

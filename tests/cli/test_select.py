@@ -63,8 +63,17 @@ def cublas_prefix(cuda_channel: Channel, tmp_path_factory: pytest.TempPathFactor
 def test_select_json_shape(cli: Cli, wheels: Path) -> None:
     result = cli("select", "gpupkg", "-f", str(wheels), *MACHINE, "-t", "cuda=12.9", "--json")
     assert result.exit_code == 0, result.stderr
-    (choice,) = json.loads(result.stdout)
+    choice, dependency = json.loads(result.stdout)  # the tree: the request, then its dependency
     assert set(choice) >= {"package", "version", "selected", "candidates", "duplicates"}
+    assert (choice["requested"], choice["verdict"]) == (True, "selected")
+    assert choice["required_by"] == [{"package": None, "requirement": "gpupkg"}]
+    assert choice["reason"] == choice["selected"]["reason"]
+    assert (dependency["package"], dependency["version"]) == ("nvidia-cublas-cu12", "12.6.4.1")
+    assert dependency["requested"] is False
+    assert dependency["required_by"] == [
+        {"package": "gpupkg 1.0", "requirement": "nvidia-cublas-cu12==12.6.4.1"}
+    ]
+    assert dependency["selected"]["filename"] == "nvidia_cublas_cu12-12.6.4.1-py3-none-any.whl"
     assert (choice["package"], choice["version"]) == ("gpupkg", "1.0")
     assert choice["selected"]["filename"] == "gpupkg-1.0-py3-none-any-cu129.whl"
     assert choice["selected"]["url"] == (wheels / "gpupkg-1.0-py3-none-any-cu129.whl").as_uri()
@@ -88,7 +97,7 @@ def test_prefix_toolkit_decides_and_duplicates_are_warned(
     result = cli("select", "gpupkg", "-f", str(wheels), "--prefix", str(cublas_prefix),
                  "--python", "3.12", "--json", env={"CONDA_OVERRIDE_CUDA": "12.9"})  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    (choice,) = json.loads(result.stdout)
+    choice, _ = json.loads(result.stdout)
     assert choice["selected"]["label"] == "cu126"  # cu129 needs a newer toolkit than the prefix's
     (dup,) = choice["duplicates"]
     assert (dup["pypi"], dup["conda"]) == ("nvidia-cublas-cu12", "libcublas")
@@ -106,7 +115,7 @@ def test_both_index_forms_select_the_same(cli: Cli, index: IndexServer, form: st
             "select", "gpupkg", "--index-url", index.url, *MACHINE, "-t", "cuda=12.9", "--json"
         )
     assert result.exit_code == 0, result.stderr
-    (choice,) = json.loads(result.stdout)
+    choice, _ = json.loads(result.stdout)
     assert choice["selected"]["label"] == "cu129"
     assert choice["selected"]["sha256"]
 
@@ -230,9 +239,14 @@ def test_install_dry_run_json(cli: Cli, wheels: Path, tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["dry_run"] is True
     assert data["installer"] == "uv"
-    (package,) = data["packages"]
+    package, dependency = data["packages"]
     assert package["selected"]["label"] == "cu129"
     assert len(package["sha256_checked"]) == 64
+    assert len(dependency["sha256_checked"]) == 64  # the whole tree is fetched and checked
+    assert data["installed"] == [
+        package["selected"]["filename"],
+        dependency["selected"]["filename"],
+    ]
     assert "gpupkg" not in _labels(python)
 
 
@@ -245,16 +259,14 @@ def test_install_dry_run_text_says_what_from_where_and_the_checked_hash(
                  "--python", str(python), "--dry-run")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    at = lines.index(f"Would install with uv into {python}: gpupkg-1.0-py3-none-any-cu129.whl")
     name = "gpupkg-1.0-py3-none-any-cu129.whl"
+    dependency = "nvidia_cublas_cu12-12.6.4.1-py3-none-any.whl"
+    at = lines.index(f"Would install with uv into {python}: {name}, {dependency}")
     assert lines[at + 1].startswith(f"  {name} from http://")
     assert lines[at + 1].endswith(f"/{name}")
     assert lines[at + 2].startswith("      sha256 ")
     assert lines[at + 2].endswith(" matches the index")  # the index advertised it
-    assert lines[at + 3] == (
-        "      requires nvidia-cublas-cu12==12.6.4.1: uv resolves these from the same sources "
-        "when it runs"
-    )
+    assert lines[at + 3].startswith(f"  {dependency} from http://")  # the tree, not uv, decides
     assert lines[-1] == "Nothing was installed (--dry-run)."
     assert "gpupkg" not in _labels(python)
 

@@ -16,7 +16,6 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
-from variant_bridge.indexes import open_sources
 from variant_bridge.install import Installer, InstallPlan, find_uv, install
 from variant_bridge.jobs.install import plan
 from variant_bridge.jobs.select import PackageChoice
@@ -58,9 +57,9 @@ def plan_install(
     index_urls: Sequence[str] = (),
     platform: str | None = None,
 ) -> InstallPlan:
-    """The install job's plan, from the find-links and index URLs the choices came from."""
-    sources = open_sources(find_links, index_urls)
-    return plan(choices, python=python, installer=installer, sources=sources, platform=platform)
+    """The install job's plan for the chosen files (the installer needs no source of its own:
+    *find_links* and *index_urls* are where the choices came from, kept for the call sites)."""
+    return plan(choices, python=python, installer=installer, platform=platform)
 
 
 def _venv(path: Path, *, with_pip: bool) -> TargetPython:
@@ -260,17 +259,19 @@ def test_a_corrupt_wheel_from_an_index_is_refused_by_name(tmp_path: Path) -> Non
     assert "gpupkg" not in _installed(target)
 
 
-def test_installer_failure_keeps_the_cause(wheels: Path, tmp_path: Path) -> None:
+def test_installer_failure_keeps_the_cause(tmp_path: Path) -> None:
     root = tmp_path / "wheels"
-    root.mkdir()
-    make_wheel(root, "needsmissing", "1.0", requires=["nosuchdep>=1"])
+    make_wheel(root, "blocked", "1.0")
     target = _venv(tmp_path / "venv", with_pip=False)
-    choices = choose(["needsmissing"], env=ENV, python=target, find_links=[root])
+    assert target.executable is not None
+    site = next(Path(target.executable).parent.parent.glob("lib/python*/site-packages"))
+    (site / "blocked").write_text("a file where the package's folder goes\n")
+    choices = choose(["blocked"], env=ENV, python=target, find_links=[root])
     with pytest.raises(InstallError) as caught:
-        install(plan_install(choices, python=target, installer="uv", find_links=[root]))
+        install(plan_install(choices, python=target, installer="uv"))
     message = str(caught.value)
-    assert message.startswith("uv failed (exit 1): ")
-    assert "nosuchdep" in message  # the cause, not only uv's last line
+    assert message.startswith("uv failed (exit 2): ")
+    assert "File exists" in message  # the cause, not only uv's last line
     assert "\n" not in message
 
 

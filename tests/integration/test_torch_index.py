@@ -23,7 +23,12 @@ import pytest
 
 from tests.cli.conftest import run_script
 from tests.worlds.index_server import IndexServer
-from tests.worlds.torch_index import build_torch_index, real_document, uv_readable_document
+from tests.worlds.torch_index import (
+    build_torch_index,
+    publish_components_as_variants,
+    real_document,
+    uv_readable_document,
+)
 from tests.worlds.wheels import make_wheel
 
 pytestmark = pytest.mark.slow
@@ -62,8 +67,11 @@ def test_install_puts_the_cuda126_build_and_its_cuda126_components_in(
             "--python", str(python), "--installer", "uv", "--json", env=env,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    (package,) = json.loads(result.stdout)["packages"]
+    package, *components = json.loads(result.stdout)["packages"]
     assert package["selected"]["label"] == "cuda12.6"
+    # The whole tree was chosen and installed by the bridge, each file hash-checked.
+    assert {c["package"] for c in components} >= {"nvidia-cublas", "nvidia-cuda-runtime"}
+    assert all(len(c["sha256_checked"]) == 64 for c in components)
     installed = _installed(python)
     assert installed["torch"] == ("2.9.0", "cuda12.6")
     assert installed["nvidia-cublas"][0] == "12.6.4.1"
@@ -79,6 +87,31 @@ def test_install_puts_the_cuda126_build_and_its_cuda126_components_in(
         check=False,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_install_bridges_the_components_published_as_variants(
+    corpus: Path, prefix_126: Path, tmp_path: Path
+) -> None:
+    # The real index publishes nvidia-cublas & co. as `cu12` variants: uv alone, without the
+    # preview, could not install them; the bridge chooses and installs each one, then a second
+    # run has nothing to do.
+    world = build_torch_index(corpus, tmp_path / "index")
+    publish_components_as_variants(corpus, world)
+    python = _venv(tmp_path / "venv")
+    env = {"CONDA_OVERRIDE_CUDA": "12.9", **GPU, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    args = ("install", "torch", "--index-url", "", "--prefix", str(prefix_126),
+            "--python", str(python), "--installer", "uv", "--json")  # fmt: skip
+    with IndexServer(world, core_metadata=True) as index:
+        command = [a if a else index.url for a in args]
+        first = run_script(*command, env=env)
+        assert first.returncode == 0, first.stderr
+        second = run_script(*command, env=env)
+    assert second.returncode == 0, second.stderr
+    installed = _installed(python)
+    assert installed["torch"] == ("2.9.0", "cuda12.6")
+    assert installed["nvidia-cublas"] == ("12.6.4.1", "cu12")
+    assert installed["nvidia-cuda-runtime"] == ("12.6.77", "cu12")
+    assert json.loads(second.stdout)["installed"] == []  # idempotent
 
 
 def _uv_world(corpus: Path, root: Path) -> Path:
@@ -118,6 +151,6 @@ def test_without_a_toolkit_select_agrees_with_uv(corpus: Path, tmp_path: Path, d
         "--python", "3.12", "--json",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    (choice,) = json.loads(result.stdout)
+    choice, *_ = json.loads(result.stdout)
     assert choice["selected"]["label"] == uv_picks
     assert uv_picks == {"12.9": "cuda12.8", "13.0": "cuda13.0", "12.4": "cuda12.8"}[driver]

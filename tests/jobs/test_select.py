@@ -51,6 +51,8 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
         requires=["nvidia-cublas-cu12==12.6.4.1", "numpy>=1"],
     )
     make_wheel(root, "plainpkg", "2.0")
+    make_wheel(root, "nvidia-cublas-cu12", "12.6.4.1")  # the dependencies, so the tree resolves
+    make_wheel(root, "numpy", "2.0")
     return root
 
 
@@ -73,13 +75,13 @@ def index(wheels: Path) -> Iterator[IndexServer]:
 def test_choice_follows_the_bridged_view(
     wheels: Path, env: Environment, policy: str | None, label: str
 ) -> None:
-    (choice,) = choose(["gpupkg"], env=env, python=PY, find_links=[wheels], policy=policy)  # type: ignore[arg-type]
+    choice, *_ = choose(["gpupkg"], env=env, python=PY, find_links=[wheels], policy=policy)  # type: ignore[arg-type]
     assert choice.selected is not None
     assert choice.selected.label == label
 
 
 def test_every_file_gets_a_reason_in_conda_terms(wheels: Path) -> None:
-    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
+    choice, *_ = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
     reasons = {v.label: v.reason for v in choice.selection.verdicts}
     assert "toolkit is cuda-version 12.6" in reasons["cu129"]
     assert set(reasons) == {"cu129", "cu126", "null", None}
@@ -95,8 +97,8 @@ def test_every_file_gets_a_reason_in_conda_terms(wheels: Path) -> None:
 
 def test_loopback_index_gives_the_same_choice(wheels: Path, index: IndexServer) -> None:
     env = _env("12.9", "12.6")
-    (local,) = choose(["gpupkg==1.0"], env=env, python=PY, find_links=[wheels])
-    (remote,) = choose(["gpupkg==1.0"], env=env, python=PY, index_urls=[index.url])
+    local, *_ = choose(["gpupkg==1.0"], env=env, python=PY, find_links=[wheels])
+    remote, *_ = choose(["gpupkg==1.0"], env=env, python=PY, index_urls=[index.url])
     assert remote.selected is not None
     assert local.selected is not None
     assert remote.selected.label == local.selected.label == "cu126"
@@ -106,7 +108,9 @@ def test_loopback_index_gives_the_same_choice(wheels: Path, index: IndexServer) 
 
 def test_duplicated_cuda_libraries_are_named(wheels: Path) -> None:
     cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
-    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6", cublas), python=PY, find_links=[wheels])
+    choice, *_ = choose(
+        ["gpupkg"], env=_env("12.9", "12.6", cublas), python=PY, find_links=[wheels]
+    )
     (dup,) = choice.duplicates
     assert (dup.pypi, dup.conda, dup.conda_version) == (
         "nvidia-cublas-cu12",
@@ -119,7 +123,7 @@ def test_duplicated_cuda_libraries_are_named(wheels: Path) -> None:
 
 
 def test_no_duplicates_without_the_conda_library(wheels: Path) -> None:
-    (choice,) = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
+    choice, *_ = choose(["gpupkg"], env=_env("12.9", "12.6"), python=PY, find_links=[wheels])
     assert choice.duplicates == ()
     assert choice.requirements == ("nvidia-cublas-cu12==12.6.4.1", "numpy>=1")
     assert choice_json(choice)["requirements_checked"] is True
@@ -128,7 +132,7 @@ def test_no_duplicates_without_the_conda_library(wheels: Path) -> None:
 def test_nothing_compatible_lists_every_rejection(tmp_path: Path) -> None:
     make_release(tmp_path, "onlygpu", "1.0", {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"]},
                  non_variant=False)  # fmt: skip
-    (choice,) = choose(["onlygpu"], env=_env(None), python=PY, find_links=[tmp_path])
+    choice, *_ = choose(["onlygpu"], env=_env(None), python=PY, find_links=[tmp_path])
     assert choice.selected is None
     assert "onlygpu-1.0-py3-none-any-cu129.whl: variant cu129: needs an NVIDIA driver" in (
         choice.failure()
@@ -202,7 +206,7 @@ def test_remote_requirements_are_read_with_range_requests(
     cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
     env = _env("12.9", "12.6", cublas)
     index.requests.clear()
-    (ranged,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
+    ranged, *_ = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
     assert [d.conda for d in ranged.duplicates] == ["libcublas"]
     wheel_requests = [r for r in index.requests if r.path.endswith(".whl")]
     assert wheel_requests
@@ -215,10 +219,10 @@ def test_remote_requirements_from_a_server_without_ranges_need_the_download(
     cublas = CondaRecord("libcublas", "12.6.77", "h0_0")
     env = _env("12.9", "12.6", cublas)
     with index.configured(ranges=False):
-        (without,) = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
+        without, *_ = choose(["gpupkg"], env=env, python=PY, index_urls=[index.url])
         assert without.requirements is None  # no PEP 658 file, no ranges, no download allowed
         assert choice_json(without)["requirements_checked"] is False  # no clean bill in --json
-        (with_download,) = choose(
+        with_download, *_ = choose(
             ["gpupkg"], env=env, python=PY, index_urls=[index.url], downloads=Downloads(tmp_path)
         )
     assert [d.conda for d in with_download.duplicates] == ["libcublas"]
@@ -229,13 +233,13 @@ def test_the_highest_version_with_a_wheel_for_the_target_is_chosen(tmp_path: Pat
     # 2.0 only has Windows wheels; a linux-64 target gets 1.0, as pip would choose, and is told why.
     make_wheel(tmp_path, "tagged", "1.0")
     make_wheel(tmp_path, "tagged", "2.0", tags="cp312-cp312-win_amd64")
-    (choice,) = choose(["tagged"], env=_env(None), python=PY, find_links=[tmp_path])
+    choice, *_ = choose(["tagged"], env=_env(None), python=PY, find_links=[tmp_path])
     assert choice.files.version == "1.0"
     assert (
         "tagged-2.0-cp312-cp312-win_amd64.whl",
         "no wheel of 2.0 fits the target's platform tags",
     ) in [(s.filename, s.reason) for s in choice.files.skipped]
-    (pinned,) = choose(["tagged==2.0"], env=_env(None), python=PY, find_links=[tmp_path])
+    pinned, *_ = choose(["tagged==2.0"], env=_env(None), python=PY, find_links=[tmp_path])
     assert pinned.selected is None  # a pin is honoured, and the mismatch explained
     assert "built for Windows, the target is Linux" in pinned.failure()
 
@@ -260,7 +264,7 @@ def test_a_damaged_file_blocks_only_when_it_could_win(
         with pytest.raises(SelectionError, match="not a readable wheel"):
             choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
     else:
-        (choice,) = choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
+        choice, *_ = choose(["gpupkg"], env=_env(cuda), python=PY, find_links=[tmp_path])
         assert choice.selected is not None
         assert (corrupt, "not a readable wheel") in [
             (s.filename, s.reason[:20]) for s in choice.files.skipped
@@ -273,9 +277,10 @@ def test_no_file_is_downloaded_twice(tmp_path: Path) -> None:
     make_release(tmp_path / "wheels", "gpupkg", "1.0",
                  {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"], "null": []},
                  variants_json=False, requires=["numpy>=1"])  # fmt: skip
+    make_wheel(tmp_path / "wheels", "numpy", "2.0")
     with IndexServer(tmp_path / "wheels") as index:
         downloads = Downloads(tmp_path / "downloads")
-        (choice,) = choose(
+        choice, *_ = choose(
             ["gpupkg"], env=_env("12.9"), python=PY, index_urls=[index.url], downloads=downloads
         )
         assert choice.selected is not None

@@ -16,7 +16,7 @@ import pytest
 
 from tests.jobs.conftest import choose
 from tests.worlds.index_server import IndexServer
-from tests.worlds.torch_index import build_torch_index
+from tests.worlds.torch_index import build_torch_index, publish_components_as_variants
 from variant_bridge.cli.select import choice_json
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.jobs.select import PackageChoice
@@ -50,7 +50,7 @@ def index(torch_index: Path) -> Iterator[IndexServer]:
 
 
 def select_torch(index: IndexServer, *, driver: str | None, toolkit: str | None) -> PackageChoice:
-    (choice,) = choose(
+    choice, *_ = choose(
         ["torch"], env=environment(driver=driver, toolkit=toolkit), python=PY,
         index_urls=[index.url],
     )  # fmt: skip
@@ -129,7 +129,9 @@ def test_without_pep658_the_pins_are_read_by_range_requests(index: IndexServer) 
     assert choice.selected is not None
     assert choice.selected.label == "cuda12.6"
     wheel_requests = [r for r in index.requests if r.path.endswith(".whl")]
-    assert len(wheel_requests) == 2  # cuda12.6 and cuda12.8, one range request each
+    torch_requests = [r for r in wheel_requests if r.path.startswith("/files/torch-")]
+    assert len(torch_requests) == 2  # cuda12.6 and cuda12.8, one range request each
+    # The chosen build's dependencies (its CUDA components) are read the same way.
     assert all(r.status == 206 and r.range for r in wheel_requests)
     assert not any(r.path.endswith(".metadata") for r in index.requests)  # never unadvertised
 
@@ -159,3 +161,37 @@ def test_an_unreadable_metadata_leaves_the_toolkit_unknown_and_the_rest_judged(
     )
     assert "HTTP 500" in reasons["cuda12.8"]
     assert "toolkit CUDA 12.6" in reasons["cuda12.6"]
+
+
+def test_the_cuda_components_published_as_variants_are_bridged_too(
+    corpus: Path, tmp_path: Path
+) -> None:
+    # As on the real index: nvidia-cublas 12.6.4.1 is published only as a `cu12` variant
+    # (nvidia :: cuda_version_lower_bound :: 12.0, its real variants.json).
+    world = build_torch_index(corpus, tmp_path / "index")
+    assert "nvidia_cublas-12.6.4.1" in publish_components_as_variants(corpus, world)
+    with IndexServer(world, core_metadata=True) as index:
+        choices = choose(
+            ["torch"], env=environment(driver="12.9", toolkit="12.6"), python=PY,
+            index_urls=[index.url],
+        )  # fmt: skip
+    tree = {c.files.project: c for c in choices}
+    torch = tree["torch"]
+    assert torch.selected is not None
+    assert torch.selected.label == "cuda12.6"
+    cublas = tree["nvidia-cublas"]
+    assert cublas.files.version == "12.6.4.1"  # the chosen torch build's pin
+    assert cublas.selected is not None
+    assert cublas.selected.name == "nvidia_cublas-12.6.4.1-py3-none-any-cu12.whl"
+    assert cublas.chosen is not None
+    assert "cuda_version_lower_bound :: 12.0" in cublas.chosen.reason  # the bridged verdict
+    line = "nvidia-cublas==12.6.4.1; platform_system == 'Linux' and variant_label == 'cuda12.6'"
+    assert [str(r) for r in cublas.required_by] == [f"torch 2.9.0 requires {line}"]
+    # Without a driver, the same variant is refused with the bridged reason.
+    with IndexServer(world, core_metadata=True) as index:
+        pinned = choose(
+            ["nvidia-cublas==12.6.4.1"], env=environment(driver=None, toolkit=None), python=PY,
+            index_urls=[index.url],
+        )  # fmt: skip
+    assert pinned[0].failed
+    assert "no __cuda" in pinned[0].failure()

@@ -30,11 +30,13 @@ __all__ = [
     "TORCH_VARIANTS",
     "build_torch_index",
     "declared_lines",
+    "publish_components_as_variants",
     "real_document",
     "uv_readable_document",
 ]
 
 TORCH_VARIANTS = "real/variants-index-test/v0.0.3/torch/torch-2.9.0-variants.json"
+INDEX = "real/variants-index-test/v0.0.3"
 DECLARATION = "maint/variant-repack/torch-2.10_variant_config.toml"
 _PIN_RE = re.compile(r"^\s*(?P<name>[A-Za-z0-9._-]+)==(?P<version>[A-Za-z0-9.]+)\s*;")
 
@@ -66,3 +68,32 @@ def build_torch_index(corpus: Path, root: Path, *, tags: str = "py3-none-any") -
     for name, version in sorted(pinned):
         make_wheel(root, name, version)
     return root
+
+
+def publish_components_as_variants(corpus: Path, root: Path) -> list[str]:
+    """Publish each CUDA component wheel of the world as the real index does: as variants.
+
+    For every plain ``name-version`` wheel in *root* whose real ``*-variants.json`` is in the
+    corpus (``nvidia_cublas-12.6.4.1-variants.json``: one ``cu12`` variant, ``nvidia ::
+    cuda_version_lower_bound :: 12.0``), the plain wheel is replaced by one wheel per label,
+    each carrying that label's entry of the real file, and the real file is copied beside them.
+
+    :returns: the ``name-version`` stems republished.
+    """
+    done: list[str] = []
+    for wheel in sorted(root.glob("*-py3-none-any.whl")):
+        stem = wheel.name.split("-py3-")[0]
+        name = stem.rsplit("-", 1)[0]
+        real = corpus / INDEX / name.replace("_", "-") / f"{stem}-variants.json"
+        if not real.is_file():
+            continue
+        document = json.loads(real.read_text())
+        version = stem.rsplit("-", 1)[1]
+        wheel.unlink()
+        (root / real.name).write_text(real.read_text())
+        for label in document["variants"]:
+            one = {**document, "variants": {label: document["variants"][label]}}
+            make_wheel(root, name.replace("_", "-"), version, label=label,
+                       variant_json=json.dumps(one, indent=4))  # fmt: skip
+        done.append(stem)
+    return done

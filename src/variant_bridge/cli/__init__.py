@@ -53,7 +53,7 @@ _COMMANDS = {
     "detect": ("detect", "detect"),
     "translate": ("translate", "translate"),
     "select": ("select", "select"),
-    "install": ("select", "install"),
+    "install": ("install", "install"),
     "env": ("env", "env"),
     "run": ("env", "run"),
     "export": ("export", "export"),

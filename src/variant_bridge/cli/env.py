@@ -89,7 +89,9 @@ def run(ctx: click.Context, *, env_options: EnvironmentOptions, command: tuple[s
 
     CMD is looked up on PATH. If it does not exist, one error line is printed and the exit
     status is 127 (126 if it exists but cannot be executed), as a shell would. A CMD killed by
-    a signal gives 128 + the signal number.
+    a signal gives 128 + the signal number. For `uv pip install|compile PKG...` with its own
+    --index-url/--extra-index-url/--index/--find-links, a note says when uv cannot see a
+    package's variant wheels (no *-variants.json listing them) that `select` would choose from.
 
     \b
     Examples:
@@ -98,7 +100,26 @@ def run(ctx: click.Context, *, env_options: EnvironmentOptions, command: tuple[s
     """
     settings = _settings(env_options)
     _echo_notes(settings)
+    _warn_invisible_variants(command)
     ctx.exit(_run(command, settings.applied_to(os.environ)))
+
+
+def _warn_invisible_variants(command: tuple[str, ...]) -> None:
+    """Say when uv cannot see variant wheels that `select` can (docs/semantics.md §6.2)."""
+    from variant_bridge.jobs.uv_view import parse_uv_command
+
+    parsed = parse_uv_command(command)
+    if parsed is None:
+        return
+    import sys
+
+    from packaging.version import Version
+
+    from variant_bridge.jobs.uv_view import invisible_variants
+
+    python = Version(".".join(str(part) for part in sys.version_info[:3]))
+    for note in invisible_variants(parsed, python=python):
+        click.echo(f"note: {note}", err=True)
 
 
 def _run(command: tuple[str, ...], environ: dict[str, str]) -> int:

@@ -1,9 +1,13 @@
-"""``variant-bridge select`` and ``install``: the variant wheel that agrees with the environment."""
+"""``variant-bridge select``: the dependency tree, each wheel agreeing with the environment.
+
+Also the pieces ``install`` (:mod:`.install`) shares: the source options, choosing, the JSON of a
+choice and the summary of the view.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,15 +17,38 @@ from variant_bridge.cli._environment import EnvironmentOptions, environment_opti
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
+    from variant_bridge.environment import PythonDistribution
     from variant_bridge.indexes import Downloads, IndexSource
-    from variant_bridge.jobs.select import Duplicate, PackageChoice, Target, VariantToolkit
+    from variant_bridge.install import State
+    from variant_bridge.jobs.select import (
+        Duplicate,
+        PackageChoice,
+        RequiredBy,
+        Target,
+        VariantToolkit,
+    )
 
-__all__ = ["choice_json", "install", "select"]
+__all__ = ["choice_json", "select"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _source_options(function: F) -> F:
+    function = click.option(
+        "--no-deps",
+        "no_deps",
+        is_flag=True,
+        help="Only the packages named: do not resolve their dependencies.",
+    )(function)
+    function = click.option(
+        "--index-strategy",
+        "index_strategy",
+        type=click.Choice(["first-index", "unsafe-best-match"]),
+        default="first-index",
+        show_default=True,
+        help="Which indexes are consulted for a project, as uv: only the first that has it, or "
+        "every index merged (the best version wins wherever it is).",
+    )(function)
     function = click.option(
         "--python",
         "python",
@@ -34,7 +61,8 @@ def _source_options(function: F) -> F:
         "extra_index_urls",
         multiple=True,
         metavar="URL",
-        help="More simple indexes (repeatable).",
+        help="More simple indexes (repeatable); as uv, they take precedence over --index-url, "
+        "earlier ones first.",
     )(function)
     function = click.option(
         "--index-url",
@@ -60,9 +88,12 @@ class _SourceOptions:
     index_url: str | None
     extra_index_urls: tuple[str, ...]
     python: str | None
+    index_strategy: str = "first-index"
+    no_deps: bool = False
 
     def open(self, env_options: EnvironmentOptions) -> tuple[IndexSource, ...]:
-        """The sources, each checked once and named by the option that carried it."""
+        """The sources, each checked once and named by the option that carried it, in uv's order
+        of precedence (find-links, every --extra-index-url, then --index-url)."""
         from variant_bridge.indexes import FindLinks, SimpleIndex
 
         if not self.find_links and self.index_url is None and not self.extra_index_urls:
@@ -73,11 +104,18 @@ class _SourceOptions:
             raise click.UsageError(
                 "Give the target Python once: --python or --target python=, not both."
             )
-        indexes = (
-            [SimpleIndex.parse(self.index_url, option="--index-url")] if self.index_url else []
-        )
-        indexes += [SimpleIndex.parse(u, option="--extra-index-url") for u in self.extra_index_urls]
+        indexes = [SimpleIndex.parse(u, option="--extra-index-url") for u in self.extra_index_urls]
+        if self.index_url:
+            indexes.append(SimpleIndex.parse(self.index_url, option="--index-url"))
         return (*(FindLinks.parse(location) for location in self.find_links), *indexes)
+
+
+@value
+class _Chosen:
+    target: Target
+    choices: tuple[PackageChoice, ...]
+    state: State | None = None
+    """What the target interpreter had installed, when it was asked."""
 
 
 def _choose(
@@ -87,9 +125,15 @@ def _choose(
     downloads: Downloads,
     *,
     fetch_chosen: bool = False,
-) -> tuple[Target, tuple[IndexSource, ...], tuple[PackageChoice, ...]]:
-    """Check every input, detect, then run the ``select`` job."""
+    read_installed: bool = False,
+) -> _Chosen:
+    """Check every input, detect, then run the ``select`` job.
+
+    :param read_installed: ask the target interpreter what it has installed (a real install);
+        otherwise what detection read from the prefix counts when its python is the target.
+    """
     from variant_bridge.detect.interpreter import resolve_target_python
+    from variant_bridge.indexes import IndexStrategy
     from variant_bridge.jobs.select import Target, parse_requests, select
     from variant_bridge.translate import supported_properties
 
@@ -105,8 +149,25 @@ def _choose(
             "or --target python=, or read a prefix or lock that has one"
         )
     target = Target(env, python, supported_properties(env, policy=env_options.cuda_policy))
-    choices = select(requests, sources, target, downloads, fetch_chosen=fetch_chosen)
-    return target, sources, choices
+    state = None
+    if read_installed and python.executable is not None:
+        from variant_bridge.install import read_state
+
+        state = read_state(python.executable)
+        installed: Iterable[PythonDistribution] = state.distributions.values()
+    else:
+        installed = env.python_packages if python.source == "prefix" else ()
+    choices = select(
+        requests,
+        sources,
+        target,
+        downloads,
+        fetch_chosen=fetch_chosen,
+        strategy=IndexStrategy(given.index_strategy),
+        deps=not given.no_deps,
+        installed=installed,
+    )
+    return _Chosen(target, choices, state)
 
 
 def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
@@ -118,6 +179,24 @@ def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
         "required_by": duplicate.required_by,
         "message": duplicate.message,
     }
+
+
+def _verdict(choice: PackageChoice) -> str:
+    if choice.installed is not None:
+        return "kept"
+    return "selected" if choice.chosen is not None else "no compatible wheel"
+
+
+def _reason(choice: PackageChoice) -> str:
+    """One line: why this wheel, why it is kept, or why nothing fits."""
+    if choice.installed is not None:
+        return f"installed ({choice.installed}) and satisfies every requirement on it"
+    chosen = choice.chosen
+    return chosen.reason if chosen is not None else choice.failure()
+
+
+def _required_by_json(required: RequiredBy) -> dict[str, str | None]:
+    return {"package": required.package, "requirement": required.requirement}
 
 
 def toolkit_json(toolkit: VariantToolkit) -> dict[str, Any]:
@@ -154,6 +233,11 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
     return {
         "package": choice.files.project,
         "version": choice.files.version,
+        "requested": choice.requested,
+        "required_by": [_required_by_json(r) for r in choice.required_by],
+        "extras": list(choice.extras),
+        "verdict": _verdict(choice),
+        "reason": _reason(choice),
         "selected": selected,
         "candidates": [
             {
@@ -182,20 +266,21 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
 
 
 def _downloads() -> Downloads:
-    """The command's one download directory; click removes it when the command ends."""
-    import tempfile
-    from pathlib import Path
-
+    """The command's one download directory; click removes it when the command ends (a killed
+    command's is removed by the next one: :mod:`variant_bridge.indexes.scratch`)."""
     from variant_bridge.indexes import Downloads
+    from variant_bridge.indexes.scratch import scratch_dir
 
     ctx = click.get_current_context()
-    return Downloads(Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="variant-bridge-"))))
+    return Downloads(ctx.with_resource(scratch_dir("downloads")))
 
 
 def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
     heading(f"{title}: {chosen.filename if chosen else 'no compatible wheel'}")
+    if not choice.requested:
+        click.echo(f"  in the tree: {_why_here(choice)}")
     noted: set[str] = set()
     said: set[str] = set()
     for verdict in choice.selection.verdicts:
@@ -219,6 +304,34 @@ def _echo_choice(choice: PackageChoice) -> None:
             "  note: its requirements were not checked against the prefix's CUDA libraries "
             "(the index has no PEP 658 metadata; `install` checks after downloading)"
         )
+
+
+def _in_full(choice: PackageChoice) -> bool:
+    """Requested packages, variant packages and failures get every file's verdict."""
+    return choice.requested or choice.failed or bool(choice.files.variant_candidates)
+
+
+def _why_here(choice: PackageChoice) -> str:
+    return "; ".join(str(r) for r in choice.required_by if r.package is not None)
+
+
+def _echo_tree(choices: Sequence[PackageChoice]) -> None:
+    """Each requested or variant package in full, then the rest of the tree one line each."""
+    rest: list[PackageChoice] = []
+    for choice in choices:
+        if not _in_full(choice):
+            rest.append(choice)
+            continue
+        click.echo()
+        _echo_choice(choice)
+    if rest:
+        click.echo()
+        heading(f"Also in the tree ({len(rest)} without variants)")
+        for choice in rest:
+            chosen = choice.chosen
+            what = chosen.filename if chosen is not None else "kept as installed"
+            click.echo(f"  {choice.files.project} {choice.files.version}: {what}")
+            click.echo(f"      in the tree: {_why_here(choice)}")
 
 
 def _summary(target: Target) -> str:
@@ -256,6 +369,8 @@ def select(
     index_url: str | None,
     extra_index_urls: tuple[str, ...],
     python: str | None,
+    index_strategy: str,
+    no_deps: bool,
     env_options: EnvironmentOptions,
     as_json: bool,
 ) -> None:
@@ -270,121 +385,21 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
-    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
-    target, _, choices = _choose(packages, env_options, given, _downloads())
+    given = _SourceOptions(find_links, index_url, extra_index_urls, python, index_strategy, no_deps)
+    # The chosen wheels' requirements are read (downloading a wheel only when the index offers
+    # neither PEP 658 metadata nor ranges), so that select resolves the tree install installs.
+    chosen = _choose(packages, env_options, given, _downloads(), fetch_chosen=True)
+    target, choices = chosen.target, chosen.choices
     if as_json:
         echo_json([choice_json(c) for c in choices])
     else:
         click.echo(_summary(target))
-        for choice in choices:
-            click.echo()
-            _echo_choice(choice)
+        _echo_tree(choices)
     _warn_duplicates(choices)
-    failed = [c for c in choices if c.selected is None]
+    failed = [c for c in choices if c.failed]
     if failed:
         from variant_bridge.cli import CliError
 
         names = ", ".join(f"{c.files.project} {c.files.version}" for c in failed)
         where = "under candidates in the JSON" if as_json else "above"
         raise CliError(f"no compatible wheel for {names} (each file's reason is listed {where})")
-
-
-@click.command(short_help="Install the variant wheels select chooses, with uv or pip.")
-@click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
-@_source_options
-@environment_options()
-@click.option(
-    "--installer",
-    type=click.Choice(["uv", "pip"]),
-    help="Which installer runs. Default: uv when available, else pip.",
-)
-@click.option(
-    "--dry-run", is_flag=True, help="Choose, download and hash-check, but install nothing."
-)
-@json_option
-def install(
-    *,
-    packages: tuple[str, ...],
-    find_links: tuple[str, ...],
-    index_url: str | None,
-    extra_index_urls: tuple[str, ...],
-    python: str | None,
-    env_options: EnvironmentOptions,
-    installer: str | None,
-    dry_run: bool,
-    as_json: bool,
-) -> None:
-    """Install exactly the wheels `select` chooses into the target interpreter (the prefix's
-    python by default), each hash-checked against its index first: a mismatch installs nothing.
-    The installer (uv or pip) resolves the remaining dependencies from the same indexes.
-    Warns when a chosen wheel requires nvidia-* wheels whose libraries the conda prefix already
-    has.
-
-    \b
-    Examples:
-      variant-bridge install torch --index-url https://download.pytorch.org/whl/variant/
-      variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX" --installer pip
-      variant-bridge install mypkg -f ./wheels --dry-run --json
-    """
-    from variant_bridge.install import install as run_install
-    from variant_bridge.jobs.install import plan
-
-    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
-    # their requirements for the duplicate check, then to install them.
-    downloads = _downloads()
-    given = _SourceOptions(find_links, index_url, extra_index_urls, python)
-    target, sources, choices = _choose(packages, env_options, given, downloads, fetch_chosen=True)
-    install_plan = plan(
-        choices,
-        python=target.python,
-        installer=installer,  # type: ignore[arg-type]
-        sources=sources,
-        platform=target.env.platform,
-    )
-    if not as_json:
-        click.echo(_summary(target))
-        for choice in choices:
-            chosen = choice.chosen
-            assert chosen is not None  # plan_install refused otherwise
-            click.echo(f"  {choice.files.project} {choice.files.version}: {chosen.filename}")
-            click.echo(f"      {chosen.reason}")
-    _warn_duplicates(choices)
-    result = run_install(install_plan, downloads=downloads, dry_run=dry_run)
-    if as_json:
-        echo_json(
-            {
-                "installer": install_plan.installer,
-                "python": target.python.executable,
-                "dry_run": dry_run,
-                "command": list(result.command),
-                "packages": [
-                    {**choice_json(c), "sha256_checked": sha}
-                    for c, (_, sha) in zip(choices, result.hashes, strict=True)
-                ],
-            }
-        )
-    else:
-        verb = "Would install" if dry_run else "Installed"
-        names = ", ".join(c.name for c in install_plan.candidates)
-        click.echo(f"{verb} with {install_plan.installer} into {target.python.executable}: {names}")
-        if dry_run:
-            _echo_dry_run(choices, result.hashes, install_plan.installer)
-    sys.stdout.flush()
-
-
-def _echo_dry_run(
-    choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]], installer: str
-) -> None:
-    """Each chosen file: where it comes from, its checked sha256, what the installer resolves."""
-    for choice, (name, sha256) in zip(choices, hashes, strict=True):
-        candidate = choice.selected
-        assert candidate is not None  # plan() refused otherwise
-        checked = "matches the index" if candidate.sha256 else "(the source advertises none)"
-        click.echo(f"  {name} from {candidate.url}")
-        click.echo(f"      sha256 {sha256} {checked}")
-        if choice.requirements:
-            click.echo(
-                f"      requires {', '.join(choice.requirements)}: {installer} resolves these "
-                "from the same sources when it runs"
-            )
-    click.echo("Nothing was installed (--dry-run).")

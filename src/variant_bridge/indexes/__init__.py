@@ -28,8 +28,15 @@ from variant_bridge.indexes.core_metadata import (
     read_wheel_metadata,
 )
 from variant_bridge.indexes.download import Downloads, download, file_sha256, url_to_path
-from variant_bridge.indexes.finder import find_candidates, find_files
-from variant_bridge.indexes.sources import FindLinks, IndexSource, SimpleIndex, open_sources
+from variant_bridge.indexes.finder import ProjectListing, find_candidates, find_files
+from variant_bridge.indexes.sources import (
+    FindLinks,
+    IndexSource,
+    IndexStrategy,
+    SimpleIndex,
+    index_order,
+    open_sources,
+)
 
 __all__ = [
     "Candidate",
@@ -39,16 +46,19 @@ __all__ = [
     "FindLinks",
     "IndexFile",
     "IndexSource",
+    "IndexStrategy",
     "MetadataSource",
     "PackageFiles",
     "Problem",
     "ProblemKind",
+    "ProjectListing",
     "SimpleIndex",
     "Skipped",
     "download",
     "file_sha256",
     "find_candidates",
     "find_files",
+    "index_order",
     "open_sources",
     "read_wheel_metadata",
     "url_to_path",

@@ -5,15 +5,17 @@
 2. Leave out files an installer would not use, each with a :class:`Problem`: not a wheel, an
    invalid filename, ``requires-python`` excluding the target interpreter, yanked (PEP 592: only
    an exact ``==`` pin may still use a yanked file).
-3. Choose the highest version that matches the specifier and has a usable wheel (for the target's
-   tags, when given, as pip does). Versions are examined from the highest down, and a local wheel
-   is opened only when its version is examined: the cost of a big directory is its listing.
+3. Offer the versions that match the specifier and have a usable wheel (for the target's tags,
+   when given, as pip does), highest first (:func:`usable_versions`: the finder takes the first, a
+   resolver may go further down). Versions are examined from the highest down, and
+   a local wheel is opened only when its version is examined: the cost of a big directory is its
+   listing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
@@ -26,7 +28,14 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind, Skipped
 from variant_bridge.indexes.findlinks import read_local_wheel
 
-__all__ = ["VARIANTS_JSON_SUFFIX", "Listing", "Wheel", "choose_version"]
+__all__ = [
+    "VARIANTS_JSON_SUFFIX",
+    "Listing",
+    "Wheel",
+    "no_version_error",
+    "usable_versions",
+    "version_wheels",
+]
 
 VARIANTS_JSON_SUFFIX = "-variants.json"
 _SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tar.xz", ".tgz", ".tar")
@@ -192,82 +201,106 @@ class Listing:
             else:
                 self.wheels.append(Wheel(file, wheel.filename, version))
 
+    def wheels_of(self, version: Version) -> list[Wheel]:
+        """The usable wheels of an examined *version* (yanked ones included)."""
+        return [w for w in self.wheels if w.version == version]
+
     @property
     def empty(self) -> bool:
         return not (self._by_version or self.variants_files or self.rejected)
 
 
-def _fits(wheels: Sequence[Wheel], version: Version, tags: frozenset[Tag] | None) -> bool:
-    return any(
-        w.version == version and not w.file.yanked and (tags is None or w.filename.tags & tags)
-        for w in wheels
-    )
+def _usable_wheels(listing: Listing, version: Version, *, exact: bool) -> list[Wheel]:
+    """The wheels of an examined *version* an installer would use: not yanked, or yanked ones
+    when an exact pin allows them (PEP 592) and nothing else is left."""
+    wheels = listing.wheels_of(version)
+    usable = [w for w in wheels if not w.file.yanked]
+    return usable or (wheels if exact else [])
 
 
-def _examine_from_the_top(
-    listing: Listing, matching: set[Version], tags: frozenset[Tag] | None
-) -> None:
-    """Examine versions from the highest down until one has a usable wheel for the target."""
-    for version in sorted(matching, reverse=True):
-        start = len(listing.wheels)
+def usable_versions(
+    listing: Listing, spec: SpecifierSet, *, tags: frozenset[Tag] | None = None
+) -> Iterator[Version]:
+    """The versions matching *spec* that have a usable wheel, highest first, examined lazily.
+
+    With *tags*, only versions with a wheel for them, as pip chooses; when no version has one,
+    the highest usable version comes alone, so that selection can say why each file does not fit.
+    """
+    exact = _is_exact_pin(spec)
+    fallback: Version | None = None
+    fitted = False
+    for version in sorted(spec.filter(listing.wheel_versions), reverse=True):
         listing.examine(version)
-        if _fits(listing.wheels[start:], version, tags):
-            return
+        usable = _usable_wheels(listing, version, exact=exact)
+        if not usable:
+            continue
+        if tags is None or any(w.filename.tags & tags for w in usable):
+            fitted = True
+            yield version
+        elif fallback is None:
+            fallback = version
+    if not fitted and fallback is not None:
+        yield fallback
 
 
-def choose_version(
-    listing: Listing,
-    spec: SpecifierSet,
-    where: str,
-    notes: Sequence[str],
-    *,
-    tags: frozenset[Tag] | None = None,
-) -> tuple[Version, list[Wheel], list[Skipped]]:
-    """Pick the version and its wheels; return them with the files worth reporting as skipped."""
+def no_version_error(
+    listing: Listing, spec: SpecifierSet, where: str, notes: Sequence[str], hint: str = ""
+) -> SelectionError:
+    """Why no version of the project can be used for *spec* (every version examined).
+
+    :param hint: appended to the message when versions exist but none fits (e.g. that later
+        indexes were not consulted).
+    """
     project = listing.project
     if listing.empty:
         extra = f" ({'; '.join(notes)})" if notes else ""
-        raise SelectionError(f"no files for {project!r} in {where}{extra}")
+        return SelectionError(f"no files for {project!r} in {where}{extra}")
     available = listing.wheel_versions
     matching = set(spec.filter(available))
     if available and not matching:
         shown = ", ".join(str(v) for v in sorted(available))
-        raise SelectionError(
-            f"no version of {project!r} matches {str(spec)!r} in {where} (available: {shown})"
+        return SelectionError(
+            f"no version of {project!r} matches {str(spec)!r} in {where} (available: {shown}){hint}"
         )
-    _examine_from_the_top(listing, matching, tags)
-    usable = [w for w in listing.wheels if not w.file.yanked]
-    yanked = [w for w in listing.wheels if w.file.yanked]
-    versions = {w.version for w in usable} & matching
-    if not versions and _is_exact_pin(spec):
-        versions = {w.version for w in yanked} & matching
-    if not versions:
-        reasons = [
-            (name, problem)
-            for version, name, problem in listing.rejected
-            if version is None or version in matching
-        ]
-        reasons.sort(key=lambda pair: listing.position(pair[0]))
-        reasons += sorted(
-            ((w.file.filename, _yanked(w.file.yanked)) for w in yanked),
-            key=lambda pair: listing.position(pair[0]),
-        )
-        detail = f": {_join_reasons(reasons)}" if reasons else ""
-        raise SelectionError(f"no usable wheel for {project!r} in {where}{detail}")
+    for version in matching:
+        listing.examine(version)
+    reasons = [
+        (name, problem)
+        for version, name, problem in listing.rejected
+        if version is None or version in matching
+    ]
+    reasons.sort(key=lambda pair: listing.position(pair[0]))
+    yanked = [w for w in listing.wheels if w.file.yanked and w.version in matching]
+    reasons += sorted(
+        ((w.file.filename, _yanked(w.file.yanked)) for w in yanked),
+        key=lambda pair: listing.position(pair[0]),
+    )
+    detail = f": {_join_reasons(reasons)}" if reasons else ""
+    return SelectionError(f"no usable wheel for {project!r} in {where}{detail}{hint}")
+
+
+def version_wheels(
+    listing: Listing,
+    spec: SpecifierSet,
+    chosen: Version,
+    *,
+    tags: frozenset[Tag] | None = None,
+) -> tuple[list[Wheel], list[Skipped]]:
+    """The wheels of *chosen* (a version :func:`usable_versions` gave) and the files worth
+    reporting as skipped: unusable ones that could have been chosen, and newer versions passed
+    over for having no wheel for the target's tags."""
+    chosen_wheels = _usable_wheels(listing, chosen, exact=_is_exact_pin(spec))
     passed_over: list[Wheel] = []
     if tags is not None:
-        # As pip does: the highest version with a wheel for the target. When none has one, keep
-        # the highest anyway so that selection can say why each of its files does not fit.
-        fitting = {w.version for w in usable if w.version in versions and w.filename.tags & tags}
-        if fitting:
-            top = max(fitting)
-            passed_over = [w for w in usable if w.version > top and w.version in versions]
-            versions = fitting
-    chosen = max(versions)
-    chosen_wheels = [w for w in usable if w.version == chosen]
-    if not chosen_wheels:  # an exact pin of a version whose every wheel is yanked
-        chosen_wheels = [w for w in yanked if w.version == chosen]
-    return chosen, chosen_wheels, _skipped(listing, spec, chosen, chosen_wheels, passed_over)
+        matching = set(spec.filter(listing.wheel_versions))
+        newer = [
+            w
+            for w in listing.wheels
+            if w.version > chosen and not w.file.yanked and w.version in matching
+        ]
+        unfit = {w.version for w in newer} - {w.version for w in newer if w.filename.tags & tags}
+        passed_over = [w for w in newer if w.version in unfit]
+    return chosen_wheels, _skipped(listing, spec, chosen, chosen_wheels, passed_over)
 
 
 def _skipped(

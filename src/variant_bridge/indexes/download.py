@@ -220,9 +220,12 @@ class Downloads:
     @classmethod
     @contextlib.contextmanager
     def temporary(cls) -> Iterator[Downloads]:
-        """A directory removed when the ``with`` block ends."""
-        with tempfile.TemporaryDirectory(prefix="variant-bridge-") as scratch:
-            yield cls(Path(scratch))
+        """A directory removed when the ``with`` block ends (or by the next command, when this
+        one is killed: :mod:`.scratch`)."""
+        from variant_bridge.indexes.scratch import scratch_dir
+
+        with scratch_dir("downloads") as scratch:
+            yield cls(scratch)
 
     def get(self, candidate: Candidate) -> Path:
         """The local copy of *candidate*: :func:`download` it unless this command already has."""

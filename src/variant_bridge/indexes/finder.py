@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,29 +22,124 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.errors import InvalidTarget, SelectionError
-from variant_bridge.indexes._versions import Listing, Wheel, choose_version
+from variant_bridge.indexes._versions import (
+    Listing,
+    Wheel,
+    no_version_error,
+    usable_versions,
+    version_wheels,
+)
 from variant_bridge.indexes.candidates import Candidate, PackageFiles, Problem, ProblemKind
 from variant_bridge.indexes.download import Downloads
-from variant_bridge.indexes.sources import IndexSource, open_sources
+from variant_bridge.indexes.sources import IndexSource, IndexStrategy, open_sources
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.properties import VariantDescription
 
-__all__ = ["find_candidates", "find_files"]
+__all__ = ["ProjectListing", "find_candidates", "find_files"]
 
 _PROJECT_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 
 
-def _gather(listing: Listing, sources: Sequence[IndexSource]) -> tuple[list[str], list[str]]:
-    """Fill *listing* from every source; return the source names and notes on missing pages."""
-    notes: list[str] = []
-    for source in sources:
-        files = source.list_files(listing.project)
-        if files is None:
-            notes.append(source.missing(listing.project))
-            continue
-        for file in files:
-            listing.add(file)
-    return [source.name for source in sources], notes
+class ProjectListing:
+    """Every file of one project from the sources the :class:`IndexStrategy` consults.
+
+    Find-links locations are always read and merged; indexes are read in order and, under
+    ``first-index``, the first one that has a page for the project is the only one consulted
+    (as uv does: a later index can neither add versions nor shadow it). Made once per project
+    and command: versions and their files are then read from it (:meth:`versions`,
+    :meth:`files`).
+
+    :raises IndexReadError: a source cannot be read (naming the URL or path and the reason).
+    """
+
+    def __init__(
+        self,
+        project: str,
+        sources: Sequence[IndexSource],
+        *,
+        python: Version,
+        strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
+    ) -> None:
+        self.listing = Listing(canonicalize_name(project), python, str(python))
+        self.strategy = strategy
+        self.notes: list[str] = []
+        consulted: list[str] = []
+        found_on: str | None = None
+        passed: list[str] = []
+        for source in sources:
+            if not source.flat and found_on is not None and strategy is IndexStrategy.FIRST_INDEX:
+                passed.append(source.name)
+                continue
+            consulted.append(source.name)
+            files = source.list_files(self.listing.project)
+            if files is None:
+                self.notes.append(source.missing(self.listing.project))
+                continue
+            if not source.flat:
+                found_on = source.name
+            for file in files:
+                self.listing.add(file)
+        self.sources = tuple(consulted)
+        """The find-links locations and indexes read, in order."""
+        self.hint = (
+            f"; {self.listing.project!r} was found on {found_on}, so later indexes "
+            f"({', '.join(passed)}) were not consulted for it (--index-strategy first-index, as "
+            "uv; --index-strategy unsafe-best-match merges every index when all are equally "
+            "trusted)"
+            if passed
+            else ""
+        )
+
+    @property
+    def project(self) -> str:
+        return self.listing.project
+
+    @property
+    def where(self) -> str:
+        return ", ".join(self.sources)
+
+    def versions(self, spec: SpecifierSet, *, tags: frozenset[Tag] | None) -> Iterator[Version]:
+        """The versions matching *spec* with a usable wheel, highest first (lazily examined)."""
+        return usable_versions(self.listing, spec, tags=tags)
+
+    def no_version(self, spec: SpecifierSet) -> SelectionError:
+        """Why no version matching *spec* can be used, every file's reason listed."""
+        return no_version_error(self.listing, spec, self.where, self.notes, self.hint)
+
+    def files(
+        self,
+        version: Version,
+        spec: SpecifierSet,
+        *,
+        downloads: Downloads,
+        tags: frozenset[Tag] | None,
+    ) -> PackageFiles:
+        """The wheels of *version* (one :meth:`versions` gave) with their variant metadata.
+
+        :raises InvalidMetadata: a ``variants.json`` or ``variant.json`` is malformed.
+        :raises HashMismatch: a file read for its metadata does not match its advertised hash.
+        """
+        listing = self.listing
+        wheels, skipped = version_wheels(listing, spec, version, tags=tags)
+        files = sorted(
+            (f for v, f in listing.variants_files if v == version), key=lambda f: f.filename
+        )
+        meta, where = read_variants_files(files)
+        plain = [_candidate(w) for w in wheels]
+        meta, problems = complete_metadata(plain, meta, where, downloads)
+        variants = {d.label: d for d in meta.variants} if meta is not None else {}
+        candidates = tuple(
+            sorted((_resolve(c, variants, problems, where) for c in plain), key=lambda c: c.name)
+        )
+        return PackageFiles(
+            project=listing.project,
+            version=str(version),
+            candidates=candidates,
+            metadata=meta,
+            skipped=tuple(skipped),
+            sources=self.sources,
+            metadata_sources=tuple(where),
+        )
 
 
 def _candidate(wheel: Wheel) -> Candidate:
@@ -89,6 +184,7 @@ def find_files(
     python: Version,
     downloads: Downloads,
     tags: Iterable[Tag] | None = None,
+    strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
 ) -> PackageFiles:
     """The wheels of the best version of *project* and their variant metadata.
 
@@ -99,33 +195,18 @@ def find_files(
         from inside them (and found again by whoever needs them next).
     :param tags: the target interpreter's tags: the version chosen is then the highest with a
         wheel for them (older versions are not considered when no version has one).
+    :param strategy: which indexes are consulted for the project (see :class:`ProjectListing`).
     :raises SelectionError: no files for the project, or none usable (the message lists why).
     :raises IndexReadError: a source cannot be read (naming the URL or path and the reason).
     :raises InvalidMetadata: a ``variants.json`` or ``variant.json`` is malformed (naming it).
     :raises HashMismatch: a file read for its metadata does not match its advertised hash.
     """
-    listing = Listing(canonicalize_name(project), python, str(python))
-    names, notes = _gather(listing, sources)
+    found = ProjectListing(project, sources, python=python, strategy=strategy)
     target = frozenset(tags) if tags is not None else None
-    chosen, wheels, skipped = choose_version(listing, spec, ", ".join(names), notes, tags=target)
-
-    files = sorted((f for v, f in listing.variants_files if v == chosen), key=lambda f: f.filename)
-    meta, where = read_variants_files(files)
-    plain = [_candidate(w) for w in wheels]
-    meta, problems = complete_metadata(plain, meta, where, downloads)
-    variants = {d.label: d for d in meta.variants} if meta is not None else {}
-    candidates = tuple(
-        sorted((_resolve(c, variants, problems, where) for c in plain), key=lambda c: c.name)
-    )
-    return PackageFiles(
-        project=listing.project,
-        version=str(chosen),
-        candidates=candidates,
-        metadata=meta,
-        skipped=tuple(skipped),
-        sources=tuple(names),
-        metadata_sources=tuple(where),
-    )
+    chosen = next(found.versions(spec, tags=target), None)
+    if chosen is None:
+        raise found.no_version(spec)
+    return found.files(chosen, spec, downloads=downloads, tags=target)
 
 
 def _parse_specifier(project: str, version: str | None) -> SpecifierSet:

@@ -10,6 +10,7 @@ that carried it names it in the error), and is trusted afterwards::
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Iterable, Sequence
 from typing import Protocol
@@ -19,7 +20,31 @@ from variant_bridge.indexes import findlinks, simple
 from variant_bridge.indexes.candidates import IndexFile
 from variant_bridge.indexes.urls import check_find_links, check_url
 
-__all__ = ["FindLinks", "IndexSource", "SimpleIndex", "open_sources"]
+__all__ = [
+    "FindLinks",
+    "IndexSource",
+    "IndexStrategy",
+    "SimpleIndex",
+    "index_order",
+    "open_sources",
+]
+
+
+class IndexStrategy(enum.Enum):
+    """Which indexes are consulted for a project, as uv's ``--index-strategy`` names them."""
+
+    FIRST_INDEX = "first-index"
+    """Only the first index (in order) that has the project: a name on a later index can never
+    shadow it (dependency confusion). uv's default."""
+    UNSAFE_BEST_MATCH = "unsafe-best-match"
+    """Every index's files merged, the best version wins wherever it is (pip's behaviour)."""
+
+
+def index_order(index_url: str | None, extra_index_urls: Sequence[str]) -> list[str]:
+    """The indexes in uv's order of precedence: every ``--extra-index-url`` (earlier first),
+    then ``--index-url`` (uv's docs: extra indexes "take priority over the index specified by
+    --index-url")."""
+    return [*extra_index_urls, *([index_url] if index_url else [])]
 
 
 class IndexSource(Protocol):
@@ -28,6 +53,11 @@ class IndexSource(Protocol):
     @property
     def name(self) -> str:
         """How messages name it: an absolute path or a URL."""
+
+    @property
+    def flat(self) -> bool:
+        """``True`` for a find-links location: its files are merged with the index consulted for
+        a project whatever the :class:`IndexStrategy` (as uv merges ``--find-links``)."""
 
     def list_files(self, project: str) -> Sequence[IndexFile] | None:
         """The files offered for *project* (canonical name); ``None`` when the source has no
@@ -50,6 +80,10 @@ class FindLinks:
     location: str
     name: str
 
+    @property
+    def flat(self) -> bool:
+        return True
+
     @classmethod
     def parse(cls, location: str | os.PathLike[str]) -> FindLinks:
         """:raises InvalidTarget: a malformed URL."""
@@ -68,6 +102,10 @@ class SimpleIndex:
     """A PEP 503 / PEP 691 simple index root, e.g. ``https://pypi.org/simple``."""
 
     url: str
+
+    @property
+    def flat(self) -> bool:
+        return False
 
     @classmethod
     def parse(cls, url: str, *, option: str = "index URL") -> SimpleIndex:
@@ -88,7 +126,8 @@ class SimpleIndex:
 def open_sources(
     find_links: Iterable[str | os.PathLike[str]] = (), index_urls: Iterable[str] = ()
 ) -> tuple[FindLinks | SimpleIndex, ...]:
-    """Find-links locations first, then indexes, in the order given (as pip searches them).
+    """Find-links locations first, then indexes, in the order given (their order of precedence:
+    see :func:`index_order` for uv's order of ``--index-url`` and ``--extra-index-url``).
 
     :raises InvalidTarget: a malformed URL.
     """

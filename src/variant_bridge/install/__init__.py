@@ -1,14 +1,15 @@
-"""Hand the chosen wheels to uv or pip, exactly those files, hash-checked first.
+"""Hand the chosen wheels of the whole tree to uv or pip: exactly those files, hash-checked.
 
 :func:`plan_install` checks that everything is there; :func:`install` (:mod:`._run`) runs it.
 Every chosen wheel is downloaded (or copied from find-links) and checked against the sha256 the
-index advertised *before* the installer runs, so a mismatch installs nothing. The installer gets
-the local files plus the same indexes, to resolve the remaining dependencies.
+index advertised *before* the installer runs, so a mismatch installs nothing. The installer
+resolves nothing: ``select`` resolved the tree, and the installer gets only the staged files,
+offline, each pinned by hash, without dependencies (``--no-deps --no-index --require-hashes``).
 
 pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
-is staged under its non-variant name: the bytes are identical (``variant.json`` stays inside,
-which is how an installed variant is recognised later). Afterwards PEP 610 ``direct_url.json``
-is pointed at the file's real origin instead of the staging copy, so ``export`` can pin it.
+is staged under its non-variant name: ``variant.json`` stays inside, which is how an installed
+variant is recognised later. Afterwards each variant's PEP 610 ``direct_url.json`` records the
+file's real origin, so ``export`` can pin it.
 """
 
 from __future__ import annotations
@@ -21,17 +22,20 @@ from typing import Literal
 from variant_bridge._values import value
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
-from variant_bridge.indexes import Candidate, FindLinks, IndexSource, SimpleIndex
-from variant_bridge.install._run import InstallResult, install
+from variant_bridge.indexes import Candidate
+from variant_bridge.install._run import REQUIREMENTS, InstallResult, install
+from variant_bridge.install._state import State, read_state
 from variant_bridge.platform_tags import TargetPython
 
 __all__ = [
     "InstallPlan",
     "InstallResult",
     "Installer",
+    "State",
     "find_uv",
     "install",
     "plan_install",
+    "read_state",
 ]
 
 Installer = Literal["uv", "pip"]
@@ -54,38 +58,39 @@ def find_uv() -> str | None:
 
 @value
 class InstallPlan:
-    """What will run: the installer, the interpreter, and the exact files."""
+    """What will run: the installer, the interpreter, and the exact files of the whole tree."""
 
     installer: Installer
     python: TargetPython
     candidates: tuple[Candidate, ...]
-    find_links: tuple[str, ...] = ()
-    index_urls: tuple[str, ...] = ()
     uv: str | None = None
     """The uv executable found when planning (looking it up again costs ~2 ms)."""
 
-    def command(self, wheels: Sequence[Path]) -> list[str]:
-        """The installer command line for the staged *wheels*."""
+    def command(self, staging: Path, candidates: Sequence[Candidate]) -> list[str]:
+        """The installer command for *candidates* staged in *staging* (with its requirements
+        file pinning each by sha256): offline, no resolution, nothing but those files."""
         assert self.python.executable is not None  # plan_install() guarantees it
-        sources: list[str] = []
-        for location in self.find_links:
-            sources += ["--find-links", location]
-        if self.index_urls:
-            sources += ["--index-url", self.index_urls[0]]
-            for url in self.index_urls[1:]:
-                sources += ["--extra-index-url", url]
-        else:
-            sources.append("--no-index")
+        pinned = [
+            "--no-deps",
+            "--no-index",
+            "--find-links",
+            str(staging),
+            "--require-hashes",
+            "-r",
+            str(staging / REQUIREMENTS),
+        ]
         if self.installer == "uv":
             uv = self.uv or find_uv()
             assert uv is not None  # plan_install() guarantees it
             head = [uv, "pip", "install", "--python", self.python.executable]
-            # The chosen files replace whatever variant of the same version is installed.
-            for candidate in self.candidates:
+            # The chosen files replace whatever build of the same version is installed.
+            for candidate in candidates:
                 head += ["--reinstall-package", candidate.filename.name]
-        else:
-            head = [self.python.executable, "-m", "pip", "install", "--disable-pip-version-check"]
-        return [*head, *[str(w) for w in wheels], *sources]
+            return [*head, *pinned]
+        return [
+            self.python.executable, "-m", "pip", "install", "--disable-pip-version-check",
+            "--force-reinstall", *pinned,
+        ]  # fmt: skip
 
 
 def plan_install(
@@ -93,13 +98,10 @@ def plan_install(
     *,
     python: TargetPython,
     installer: Installer | None = None,
-    sources: Sequence[IndexSource] = (),
     platform: str | None = None,
 ) -> InstallPlan:
     """Check that everything needed to install *candidates* is there; nothing runs yet.
 
-    :param sources: where the installer resolves the remaining dependencies (find-links
-        locations and indexes, as the wheels were chosen from).
     :param platform: the conda platform the wheels were chosen for; it must be this machine's,
         where the target interpreter runs.
     :raises InstallError: there is no interpreter to install into, the wheels were chosen for
@@ -121,11 +123,4 @@ def plan_install(
         installer = "uv" if uv is not None else "pip"
     elif installer == "uv" and uv is None:
         raise InstallError("--installer uv: uv is not installed (pip install uv, or use pip)")
-    return InstallPlan(
-        installer,
-        python,
-        tuple(candidates),
-        tuple(s.location for s in sources if isinstance(s, FindLinks)),
-        tuple(s.url for s in sources if isinstance(s, SimpleIndex)),
-        uv if installer == "uv" else None,
-    )
+    return InstallPlan(installer, python, tuple(candidates), uv if installer == "uv" else None)

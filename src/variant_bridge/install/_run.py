@@ -1,39 +1,47 @@
 """Running an install plan: stage the hash-checked files, run uv or pip once, verify the result.
 
 pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
-is staged under its non-variant name; afterwards PEP 610 ``direct_url.json`` is pointed at the
-file's real origin, and the installed distribution is checked to be the chosen version and label.
-A dry run fetches and checks the same files and stops before staging: the exact files are
-decided, so no installer (nor the target interpreter) needs to run to say what would be installed.
+is staged under its non-variant name in a find-links directory the installer reads offline, with
+every file pinned by hash and no dependency resolution: what it installs cannot drift from the
+tree ``select`` resolved. Files already installed exactly as chosen are left alone (a second run
+installs nothing). Afterwards each installed distribution is checked to be the chosen version and
+label, and each variant records its real origin (:mod:`._origin`). The staging directory is a
+scratch directory (:mod:`variant_bridge.indexes.scratch`): a killed run's is removed by the next,
+and the installer dies with this process (Linux). A dry run fetches and checks the same files and
+stops before staging: the exact files are decided, so no installer (nor the target interpreter)
+needs to run to say what would be installed.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
-import json
 import os
 import subprocess
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
+from variant_bridge.indexes.scratch import scratch_dir
+from variant_bridge.install._child import dies_with_parent
 from variant_bridge.install._markers import stage_wheel
+from variant_bridge.install._origin import record_origin
+from variant_bridge.install._state import State, read_state
 from variant_bridge.markers import VariantValues
 
 if TYPE_CHECKING:
     from variant_bridge.install import InstallPlan
 
-__all__ = ["InstallResult", "install"]
+__all__ = ["REQUIREMENTS", "InstallResult", "install"]
+
+REQUIREMENTS = "requirements.txt"
+"""The file in the staging directory that pins every staged file by its sha256."""
 
 
 def _checked(candidate: Candidate, downloads: Downloads) -> Path:
@@ -66,47 +74,6 @@ def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
         ) from e
 
 
-_STATE = """
-import importlib.metadata as m, json, sysconfig
-out = {}
-for d in m.distributions():
-    name = (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-    text = d.read_text("variant.json")
-    try:
-        label = next(iter(json.loads(text)["variants"])) if text else None
-    except Exception:
-        label = "?"
-    out[name] = [d.version, label]
-paths = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
-print(json.dumps({"installed": out, "site": list(dict.fromkeys(paths))}))
-"""
-
-
-@value
-class _State:
-    installed: dict[str, tuple[str, str | None]]
-    site_packages: tuple[Path, ...]
-
-
-def _state(python: str) -> _State:
-    """What the target interpreter has installed: name -> (version, variant label)."""
-    try:
-        proc = subprocess.run(
-            [python, "-c", _STATE], capture_output=True, text=True, check=False, timeout=120
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
-    try:
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-            raise ValueError(last)
-        data = json.loads(proc.stdout)
-    except ValueError as e:
-        raise InstallError(f"cannot inspect the packages of {python}: {e}") from e
-    installed = {name: (version, label) for name, (version, label) in data["installed"].items()}
-    return _State(installed, tuple(Path(p) for p in data["site"]))
-
-
 def _failure(installer: str, returncode: int, output: str) -> str:
     # Installers explain a failure over several lines (uv: "× No solution found", "╰─▶ because
     # ..."); keep the lines that say why, joined into the one line the CLI prints.
@@ -115,109 +82,127 @@ def _failure(installer: str, returncode: int, output: str) -> str:
     return f"{installer} failed (exit {returncode}): {' '.join(lines[-8:]) or 'no output'}"
 
 
-def _record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"sha256={digest}"
+def _in_place(state: State, candidate: Candidate, sha256: str) -> bool:
+    """Whether the target already has exactly this file installed: same version and label, and
+    for a variant the origin recorded by a finished install (a run killed before recording it
+    installs the file again)."""
+    dist = state.get(candidate.filename.name)
+    if dist is None or not _same_version(dist.version, candidate.filename.version):
+        return False
+    if dist.variant_label != candidate.label:
+        return False
+    if candidate.is_variant:
+        return dist.sha256 == sha256
+    return dist.sha256 in (None, sha256)  # a plain wheel from an index records no origin
 
 
-def _record_origin(site_packages: Sequence[Path], candidate: Candidate, sha256: str) -> None:
-    """Point the installed ``direct_url.json`` at the wheel's real URL (PEP 610), fix RECORD."""
-    import csv  # lazy: only a real run rewrites RECORD
-
-    name = canonicalize_name(candidate.filename.name).replace("-", "_")
-    stem = f"{name}-{candidate.filename.version}"
-    for root in site_packages:
-        dist_info = next(
-            (p for p in root.glob("*.dist-info") if p.name.lower() == f"{stem}.dist-info".lower()),
-            None,
-        )
-        if dist_info is None:
-            continue
-        data = (
-            json.dumps(
-                {
-                    "url": candidate.url,
-                    "archive_info": {"hashes": {"sha256": sha256}, "hash": f"sha256={sha256}"},
-                },
-                indent=2,
-            ).encode()
-            + b"\n"
-        )
-        (dist_info / "direct_url.json").write_bytes(data)
-        record = dist_info / "RECORD"
-        if record.is_file():
-            rows = list(csv.reader(io.StringIO(record.read_text(encoding="utf-8"))))
-            relative = f"{dist_info.name}/direct_url.json"
-            rows = [r for r in rows if r and r[0] != relative]
-            rows.append([relative, _record_hash(data), str(len(data))])
-            out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows(rows)
-            record.write_text(out.getvalue(), encoding="utf-8")
-        return
+def _same_version(installed: str, wanted: str) -> bool:
+    try:
+        return Version(installed) == Version(wanted)
+    except InvalidVersion:
+        return installed == wanted
 
 
 @value
 class InstallResult:
     plan: InstallPlan
     command: tuple[str, ...]
-    """The installer command; for a dry run, the one the real run would run."""
+    """The installer command; for a dry run, the one the real run would run; empty when nothing
+    needed installing."""
     returncode: int
     output: str
     """What the installer printed (nothing for a dry run: nothing ran)."""
     hashes: tuple[tuple[str, str], ...]
     """``(filename, sha256)`` of every chosen wheel, as checked."""
     dry_run: bool = False
+    installed: tuple[str, ...] = ()
+    """The files installed by this run (for a dry run: every file)."""
+    unchanged: tuple[str, ...] = ()
+    """The files that were already installed exactly as chosen: left alone."""
+
+
+def _stage_all(
+    todo: Sequence[tuple[Candidate, Path]], staging: Path
+) -> list[tuple[Candidate, str]]:
+    """Stage each file and write the installer's requirements: every file pinned by the sha256
+    of its staged copy, so the installer can take nothing else."""
+    staging.mkdir()
+    lines: list[str] = []
+    pinned: list[tuple[Candidate, str]] = []
+    for candidate, path in todo:
+        staged = staging / candidate.filename.base
+        _stage(candidate, path, staged)
+        sha = file_sha256(staged)
+        lines.append(f"{candidate.filename.name}=={candidate.filename.version} --hash=sha256:{sha}")
+        pinned.append((candidate, sha))
+    (staging / REQUIREMENTS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return pinned
 
 
 def install(
-    plan: InstallPlan, *, downloads: Downloads | None = None, dry_run: bool = False
+    plan: InstallPlan,
+    *,
+    downloads: Downloads | None = None,
+    dry_run: bool = False,
+    state: State | None = None,
 ) -> InstallResult:
-    """Download and hash-check every wheel of *plan*, then run the installer once.
+    """Download and hash-check every wheel of *plan*, then install those not already in place.
+
+    The installer (uv or pip) runs at most once, offline, without resolving anything: its only
+    source is a directory of the staged files and every file is pinned by its sha256
+    (``--no-deps --no-index --require-hashes``). Afterwards every chosen file is verified to be
+    installed (version and variant label), and each variant installed records its origin.
 
     :param downloads: where the chosen wheels are (or are downloaded to); a wheel the command
-        already fetched there is not fetched again. ``None``: a temporary directory.
+        already fetched there is not fetched again. ``None``: a scratch directory.
     :param dry_run: fetch and check every wheel the same way, then stop: the result holds the
         command a real run would run; no installer runs and nothing is installed.
+    :param state: what the target has installed, when the caller has just read it.
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
     :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
-    assert plan.python.executable is not None  # plan_install() guarantees it
-    with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
+    executable = plan.python.executable
+    assert executable is not None  # plan_install() guarantees it
+    with scratch_dir("install") as work:
         if downloads is None:
-            downloads = Downloads(Path(work) / "downloads")
+            downloads = Downloads(work / "downloads")
         checked = [_checked(c, downloads) for c in plan.candidates]
         hashes = tuple(
             (c.name, file_sha256(p)) for c, p in zip(plan.candidates, checked, strict=True)
         )
-        staging = Path(work) / "staging"
-        wheels = [staging / c.filename.base for c in plan.candidates]
-        command = plan.command(wheels)
+        staging = work / "staging"
+        every = tuple(c.name for c in plan.candidates)
         if dry_run:
-            return InstallResult(plan, tuple(command), 0, "", hashes, dry_run=True)
-        staging.mkdir()
-        for candidate, path, wheel in zip(plan.candidates, checked, wheels, strict=True):
-            _stage(candidate, path, wheel)
-        # Only pip needs to know beforehand (it keeps a same-version install of another variant).
-        before = _state(plan.python.executable) if plan.installer == "pip" else None
-        proc = _run(command, plan.installer)
-        output = (proc.stdout + proc.stderr).strip()
-        # pip keeps an installed distribution of the same version whatever file it came from
-        # (another variant label): those are replaced afterwards, without touching their deps.
-        same = [
-            w
-            for c, w in zip(plan.candidates, wheels, strict=True)
-            if before is not None
-            and before.installed.get(canonicalize_name(c.filename.name), ("", ""))[0]
-            == c.filename.version
+            command = plan.command(staging, plan.candidates)
+            return InstallResult(plan, tuple(command), 0, "", hashes, True, every)
+        before = state if state is not None else read_state(executable)
+        shas = dict(hashes)
+        todo = [
+            (c, p)
+            for c, p in zip(plan.candidates, checked, strict=True)
+            if not _in_place(before, c, shas[c.name])
         ]
-        if same:
-            pip = [plan.python.executable, "-m", "pip", "install", "--no-deps"]
-            _run([*pip, "--force-reinstall", *(str(w) for w in same)], plan.installer)
-        after = _state(plan.python.executable)
-        for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
+        unchanged = tuple(
+            c.name for c in plan.candidates if c.name not in {t.name for t, _ in todo}
+        )
+        if not todo:
+            for candidate in plan.candidates:
+                _verify(before, candidate)
+            return InstallResult(plan, (), 0, "", hashes, unchanged=unchanged)
+        _stage_all(todo, staging)
+        command = plan.command(staging, [c for c, _ in todo])
+        proc = _run(command, plan.installer)
+        after = read_state(executable)
+        for candidate in plan.candidates:
             _verify(after, candidate)
-            _record_origin(after.site_packages, candidate, sha)
-    return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
+        for candidate, _ in todo:
+            if candidate.is_variant:
+                record_origin(after.site_packages, candidate, shas[candidate.name])
+    output = (proc.stdout + proc.stderr).strip()
+    installed = tuple(c.name for c, _ in todo)
+    return InstallResult(
+        plan, tuple(command), proc.returncode, output, hashes, False, installed, unchanged
+    )
 
 
 def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:
@@ -225,7 +210,14 @@ def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]
     if installer == "pip":
         env.setdefault("PIP_NO_INPUT", "1")
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        proc = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            preexec_fn=dies_with_parent(),
+        )
     except OSError as e:
         raise InstallError(f"cannot run {command[0]}: {e.strerror or e}") from e
     if proc.returncode != 0:
@@ -233,13 +225,21 @@ def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]
     return proc
 
 
-def _verify(state: _State, candidate: Candidate) -> None:
+def _verify(state: State, candidate: Candidate) -> None:
     """The installed distribution must be the chosen file's version and variant label."""
     name = canonicalize_name(candidate.filename.name)
-    found = state.installed.get(name)
+    found = state.get(name)
     wanted = (candidate.filename.version, candidate.label)
-    if found is None or (found[0], found[1]) != wanted:
-        have = "nothing" if found is None else f"{found[0]} [{found[1] or 'non-variant'}]"
+    if (
+        found is None
+        or not _same_version(found.version, wanted[0])
+        or found.variant_label != wanted[1]
+    ):
+        have = (
+            "nothing"
+            if found is None
+            else f"{found.version} [{found.variant_label or 'non-variant'}]"
+        )
         raise InstallError(
             f"after installing {candidate.name}, the interpreter has {name} {have}, not "
             f"{wanted[0]} [{wanted[1] or 'non-variant'}]"

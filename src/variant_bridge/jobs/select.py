@@ -1,28 +1,31 @@
-"""The ``select`` use case: for each requested package, the wheel that agrees with the environment.
+"""The ``select`` use case: the dependency tree of the requested packages, each package's wheel
+chosen to agree with the environment.
 
 It reads as the spec's steps over two abstractions (the shape of pypa/installer's ``install()``):
 the index sources (:mod:`variant_bridge.indexes`) give each package's files and variant metadata;
 the pure core ranks the variants (:mod:`variant_bridge.ranking`) and chooses a wheel
-(:mod:`variant_bridge.wheel_selection`); then the chosen wheel's requirements are compared with
-the prefix's conda CUDA libraries. Inputs arrive checked (:func:`parse_requests`, the sources'
-own ``parse``); every download goes to the one :class:`~variant_bridge.indexes.Downloads`.
-See docs/semantics.md §6.
+(:mod:`variant_bridge.wheel_selection`); the chosen wheel's ``Requires-Dist`` (variant markers
+decided for it) are resolved the same way, the whole tree by :mod:`._tree` (resolvelib); then each
+chosen wheel's requirements are compared with the prefix's conda CUDA libraries. Inputs arrive
+checked (:func:`parse_requests`, the sources' own ``parse``); every download goes to the one
+:class:`~variant_bridge.indexes.Downloads`. See docs/semantics.md §6.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
-from variant_bridge.environment import Environment
+from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import (
     IndexReadError,
     InvalidMetadata,
@@ -36,10 +39,12 @@ from variant_bridge.indexes import (
     CoreMetadataReader,
     Downloads,
     IndexSource,
+    IndexStrategy,
     PackageFiles,
     ProblemKind,
-    find_files,
 )
+from variant_bridge.jobs._releases import Releases
+from variant_bridge.jobs._tree import Need, resolve_tree
 from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.markers import (
@@ -60,6 +65,7 @@ __all__ = [
     "Duplicate",
     "PackageChoice",
     "PackageRequest",
+    "RequiredBy",
     "Target",
     "VariantToolkit",
     "parse_request",
@@ -107,8 +113,23 @@ class Duplicate:
 
 
 @value
+class RequiredBy:
+    """Why a package is in the tree: one requirement on it and who stated it."""
+
+    requirement: str
+    """As written: the request, or the dependent's ``Requires-Dist`` line (marker included)."""
+    package: str | None = None
+    """``name version`` of the dependent; ``None`` when requested on the command line."""
+
+    def __str__(self) -> str:
+        if self.package is None:
+            return f"requested as {self.requirement}"
+        return f"{self.package} requires {self.requirement}"
+
+
+@value
 class PackageChoice:
-    """What was found and chosen for one requested package."""
+    """What was found and chosen for one package of the tree."""
 
     request: str
     files: PackageFiles
@@ -122,6 +143,22 @@ class PackageChoice:
     """Label -> CUDA toolkit evidence, for every variant the target's properties allow."""
     problems: tuple[str, ...] = ()
     """Why the chosen wheel's requirements could not all be read (lines, markers)."""
+    required_by: tuple[RequiredBy, ...] = ()
+    """Every requirement on the package in the resolved tree (the request for a named one)."""
+    extras: tuple[str, ...] = ()
+    """The extras the tree asks of it."""
+    installed: PythonDistribution | None = None
+    """A dependency kept as installed (it satisfies every requirement on it): no file chosen."""
+
+    @property
+    def failed(self) -> bool:
+        """No compatible wheel, and nothing installed to keep."""
+        return self.selected is None and self.installed is None
+
+    @property
+    def requested(self) -> bool:
+        """Named on the command line (else reached through dependencies)."""
+        return any(r.package is None for r in self.required_by)
 
     @property
     def selected(self) -> Candidate | None:
@@ -240,9 +277,21 @@ class _Context:
     reader: CoreMetadataReader
     downloads: Downloads
     fetch_chosen: bool
+    strategy: IndexStrategy
+
+    @property
+    def tag_set(self) -> frozenset[Tag]:
+        return frozenset(self.tags)
 
     @classmethod
-    def of(cls, target: Target, downloads: Downloads, *, fetch_chosen: bool) -> _Context:
+    def of(
+        cls,
+        target: Target,
+        downloads: Downloads,
+        *,
+        fetch_chosen: bool,
+        strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
+    ) -> _Context:
         try:
             python_version = Version(target.python.version)
         except InvalidVersion:
@@ -260,6 +309,7 @@ class _Context:
             CoreMetadataReader(downloads),
             downloads,
             fetch_chosen,
+            strategy,
         )
 
 
@@ -296,20 +346,9 @@ def _chosen_requirements(
     return metadata.requires_dist, evaluated.applying, problems
 
 
-def _choose_one(
-    request: PackageRequest, sources: Sequence[IndexSource], ctx: _Context
-) -> PackageChoice:
+def _choose_files(files: PackageFiles, ctx: _Context) -> PackageChoice:
+    """The wheel of one project version chosen by the bridged rules, its requirements read."""
     target = ctx.target
-    files = find_files(
-        request.requirement.name,
-        sources,
-        spec=request.requirement.specifier,
-        python=ctx.python_version,
-        downloads=ctx.downloads,
-        tags=ctx.tags,
-    )
-    if not files.candidates:
-        raise SelectionError(f"no wheels for {request.text} in {', '.join(files.sources)}")
     # The one place the caller's words for an unsupported property are wired in.
     explain = functools.partial(explain_unsupported, supported=target.supported, tables=ctx.tables)
     priorities = Priorities.of(files.metadata)
@@ -325,9 +364,18 @@ def _choose_one(
         requirements, applying, problems = _chosen_requirements(selection.selected, ctx)
         duplicates = _duplicates(applying, target.env, ctx.tables, selection.selected.name)
     return PackageChoice(
-        request.text, files, selection, duplicates, requirements,
+        files.project, files, selection, duplicates, requirements,
         MappingProxyType(toolkits), problems,
     )  # fmt: skip
+
+
+def _kept_choice(dist: PythonDistribution) -> PackageChoice:
+    """An installed dependency kept as it is: no file, its installed requirements."""
+    project = canonicalize_name(dist.name)
+    files = PackageFiles(project=project, version=dist.version, candidates=())
+    return PackageChoice(
+        project, files, Selection(None, ()), requirements=dist.requires, installed=dist
+    )
 
 
 def select(
@@ -337,22 +385,63 @@ def select(
     downloads: Downloads,
     *,
     fetch_chosen: bool = False,
+    strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
+    deps: bool = True,
+    installed: Iterable[PythonDistribution] = (),
 ) -> tuple[PackageChoice, ...]:
-    """Find and rank the wheels of every requested package for *target*.
+    """Resolve the dependency tree of *requests* for *target*, choosing every package's wheel.
 
-    Each variant the target's properties allow is judged by its CUDA toolkit evidence too
-    (semantics.md §8): one core metadata read per variant, PEP 658 when the index advertises it,
-    else HTTP range requests; no wheel is downloaded to choose.
+    Every package reached, requested or not, gets its wheel by the same bridged rules: the
+    version (the highest that every requirement on it allows and the tree agrees with), then
+    the variant. Each variant the target's properties allow is judged by its CUDA toolkit
+    evidence too (semantics.md §8): one core metadata read per variant, PEP 658 when the index
+    advertises it, else HTTP range requests; no wheel is downloaded to choose.
 
-    :param sources: where to look, in order (at least one).
+    :param sources: where to look, in order of precedence (at least one).
     :param downloads: where remote wheels land when their variant metadata or requirements must
         be read from them; ``install`` then finds them there.
-    :param fetch_chosen: download a chosen remote wheel to read its requirements (for the
-        duplicate check) when the index offers neither PEP 658 metadata nor range requests.
-    :raises InvalidTarget: no source; :raises SelectionError: an unknown package or a damaged
-        file that could be the best match; :raises IndexReadError: an unreachable source.
+    :param fetch_chosen: download a chosen remote wheel to read its requirements when the index
+        offers neither PEP 658 metadata nor range requests (without it, the dependencies of such
+        a wheel stay unknown: its :attr:`PackageChoice.requirements` is ``None``).
+    :param strategy: which indexes are consulted for each project (uv's ``--index-strategy``).
+    :param deps: resolve the dependencies too (``False``: the requested packages only).
+    :param installed: what the target interpreter has installed: a dependency found there that
+        satisfies every requirement on it is kept (see :mod:`._releases`).
+    :returns: one choice per package of the tree: the requested ones first, in request order,
+        then the others in the order the tree reaches them.
+    :raises InvalidTarget: no source; :raises SelectionError: an unknown package, requirements
+        that cannot all be met (each named with who stated it), or a damaged file that could be
+        the best match; :raises IndexReadError: an unreachable source.
     """
     if not sources:
         raise InvalidTarget("no package source: pass --find-links DIR or --index-url URL")
-    ctx = _Context.of(target, downloads, fetch_chosen=fetch_chosen)
-    return tuple(_choose_one(request, sources, ctx) for request in requests)
+    ctx = _Context.of(target, downloads, fetch_chosen=fetch_chosen, strategy=strategy)
+    releases = Releases(
+        sources,
+        python=ctx.python_version,
+        strategy=strategy,
+        tags=ctx.tag_set,
+        downloads=downloads,
+        markers=ctx.markers,
+        choose=functools.partial(_choose_files, ctx=ctx),
+        keep=_kept_choice,
+        requested=frozenset(_canonical(r) for r in requests),
+        installed={canonicalize_name(d.name): d for d in installed},
+    )
+    tree = resolve_tree([Need.of(r.requirement, r.text) for r in requests], releases, follow=deps)
+    choices: list[PackageChoice] = []
+    for project, version in tree.versions.items():
+        needs = tree.needs[project]
+        spec = SpecifierSet()
+        for need in needs:
+            spec &= need.specifier
+        choice = releases.choice(project, version, spec)
+        named = next((r.text for r in requests if _canonical(r) == project), project)
+        required_by = tuple(RequiredBy(n.text, n.parent) for n in needs)
+        extras = tuple(sorted(tree.extras.get(project, ())))
+        choices.append(replace(choice, request=named, required_by=required_by, extras=extras))
+    return tuple(choices)
+
+
+def _canonical(request: PackageRequest) -> str:
+    return canonicalize_name(request.requirement.name)
