@@ -144,8 +144,12 @@ class World:
         env = Environment("linux-64", tuple(machine(driver, gpu)), kit, python=PY.version)
         target = Target(env, PY, supported_properties(env))
         with Downloads.temporary() as downloads:
-            (choice,) = select(
-                parse_requests([self.project]), [FindLinks.parse(self.wheels)], target, downloads
+            (choice,) = select(  # the project's own variant choice: its tree is not solved here
+                parse_requests([self.project]),
+                [FindLinks.parse(self.wheels)],
+                target,
+                downloads,
+                deps=False,
             )
         assert choice.selected is not None
         return choice.selected.label

@@ -226,7 +226,7 @@ def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -
     plan = plan_install(
         [w.candidate for w in result.wheels], python=python,
         installer="uv" if request.installer == "uv" else "pip" if request.installer else None,
-        sources=request.sources, platform=result.platform,
+        platform=result.platform,
     )  # fmt: skip
     install(plan, downloads=downloads)
 
