@@ -7,7 +7,6 @@ file (same sha256, or the same ``RECORD`` hashes); otherwise ``url=None`` and th
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -16,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from variant_bridge._json import loads
+from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
@@ -89,15 +90,12 @@ def read_direct_url(dist_info: str | os.PathLike[str]) -> DirectUrl | None:
     """
     path = Path(dist_info) / "direct_url.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DetectionError(f"cannot read {str(path)!r}: {e}") from e
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DetectionError(f"corrupt {str(path)!r}: not JSON ({e.msg} at line {e.lineno})") from e
+    except OSError as e:
+        raise DetectionError(f"cannot read {str(path)!r}: {e.strerror or e}") from e
+    data = loads(text, source=f"corrupt {str(path)!r}", error=DetectionError)
     if not isinstance(data, dict) or not isinstance(data.get("url"), str):
         raise DetectionError(f"corrupt {str(path)!r}: expected an object with a string 'url'")
     sha256: str | None = None

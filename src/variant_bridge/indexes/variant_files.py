@@ -27,12 +27,10 @@ from variant_bridge.metadata import (
     read_variant_json,
     single_variant,
 )
-from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "VARIANT_JSON",
     "complete_metadata",
-    "read_dist_info_variant",
     "read_variants_files",
     "read_wheel_variant_metadata",
 ]
@@ -44,14 +42,6 @@ VARIANT_JSON = "variant.json"
 _VARIANT_MEMBER_RE = re.compile(r"[^/]+\.dist-info/" + re.escape(VARIANT_JSON))
 # A variant.json is a few KiB; refuse to inflate something absurd into memory.
 _MAX_MEMBER_SIZE = 16 * 1024 * 1024
-
-
-def _read_bytes(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise InvalidMetadata(f"{path}: cannot read {what}: {reason}") from error
 
 
 def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadata | None:
@@ -100,23 +90,6 @@ def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadat
         )
     single_variant(meta, source=source, expected_label=filename.label)
     return meta
-
-
-def read_dist_info_variant(dist_info: str | os.PathLike[str]) -> VariantDescription | None:
-    """The variant an installed distribution was built as, from ``{dist_info}/variant.json``.
-
-    :returns: ``None`` when the distribution has no ``variant.json`` (a non-variant install).
-    :raises InvalidMetadata: when *dist_info* is not a directory, or ``variant.json`` is
-        malformed or lists other than exactly one label.
-    """
-    directory = Path(dist_info)
-    if not directory.is_dir():
-        raise InvalidMetadata(f"{directory}: not a .dist-info directory")
-    file = directory / VARIANT_JSON
-    if not file.exists():
-        return None
-    meta = read_variant_json(_read_bytes(file, "variant metadata"), source=str(file))
-    return single_variant(meta, source=str(file))
 
 
 def _body(file: IndexFile) -> bytes:
