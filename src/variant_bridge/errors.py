@@ -24,7 +24,10 @@ __all__ = [
     "NotRegularFileError",
     "RequirementError",
     "SelectionError",
+    "TruncatedRead",
+    "UnverifiedFile",
     "VariantBridgeError",
+    "VariantMismatch",
     "clip",
     "quote",
 ]
@@ -100,6 +103,10 @@ class IndexReadError(VariantBridgeError):
     """A package index or find-links directory could not be read."""
 
 
+class TruncatedRead(IndexReadError):
+    """A download or a read ended before the size its server announced (or its index listed)."""
+
+
 class SelectionError(VariantBridgeError):
     """No wheel could be selected (unknown package, nothing compatible)."""
 
@@ -130,3 +137,11 @@ class HashMismatch(VariantBridgeError, ValueError):
     def __init__(self, source: str, expected: str, actual: str) -> None:
         super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
         self.source, self.expected, self.actual = source, expected, actual
+
+
+class UnverifiedFile(VariantBridgeError):
+    """A file to install has no hash to check it against, and hashes are required."""
+
+
+class VariantMismatch(InvalidMetadata):
+    """A wheel's own ``variant.json`` disagrees with the index's ``variants.json`` for its label."""

@@ -9,7 +9,6 @@ start from text (checked there, once).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +25,7 @@ from variant_bridge.indexes._versions import Listing, Wheel, choose_version
 from variant_bridge.indexes.candidates import Candidate, PackageFiles, Problem, ProblemKind
 from variant_bridge.indexes.download import Downloads
 from variant_bridge.indexes.sources import IndexSource, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.properties import VariantDescription
 
@@ -34,11 +34,13 @@ __all__ = ["find_candidates", "find_files"]
 _PROJECT_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 
 
-def _gather(listing: Listing, sources: Sequence[IndexSource]) -> tuple[list[str], list[str]]:
+def _gather(
+    listing: Listing, sources: Sequence[IndexSource], transport: Transport
+) -> tuple[list[str], list[str]]:
     """Fill *listing* from every source; return the source names and notes on missing pages."""
     notes: list[str] = []
     for source in sources:
-        files = source.list_files(listing.project)
+        files = source.list_files(listing.project, transport=transport)
         if files is None:
             notes.append(source.missing(listing.project))
             continue
@@ -67,6 +69,7 @@ def _resolve(
     variants: Mapping[str, VariantDescription],
     problems: Mapping[str, Problem],
     where: Sequence[str],
+    read_from: Mapping[str, str],
 ) -> Candidate:
     label = candidate.label
     if label is None:
@@ -78,7 +81,9 @@ def _resolve(
         listed = f" (read from {', '.join(where)})" if where else ""
         text = f"label {label!r} is not in the variant metadata{listed}"
         return replace(candidate, problem=Problem(ProblemKind.UNKNOWN_LABEL, text))
-    return replace(candidate, variant=variant)
+    # The index's files, unless this label was completed from a wheel's own variant.json.
+    source = read_from.get(label) or ", ".join(w for w in where if w not in read_from.values())
+    return replace(candidate, variant=variant, variant_source=source or None)
 
 
 def find_files(
@@ -105,17 +110,20 @@ def find_files(
     :raises HashMismatch: a file read for its metadata does not match its advertised hash.
     """
     listing = Listing(canonicalize_name(project), python, str(python))
-    names, notes = _gather(listing, sources)
+    names, notes = _gather(listing, sources, downloads.transport)
     target = frozenset(tags) if tags is not None else None
     chosen, wheels, skipped = choose_version(listing, spec, ", ".join(names), notes, tags=target)
 
     files = sorted((f for v, f in listing.variants_files if v == chosen), key=lambda f: f.filename)
-    meta, where = read_variants_files(files)
+    meta, where = read_variants_files(files, downloads.transport)
     plain = [_candidate(w) for w in wheels]
-    meta, problems = complete_metadata(plain, meta, where, downloads)
+    meta, problems, read_from = complete_metadata(plain, meta, where, downloads)
     variants = {d.label: d for d in meta.variants} if meta is not None else {}
     candidates = tuple(
-        sorted((_resolve(c, variants, problems, where) for c in plain), key=lambda c: c.name)
+        sorted(
+            (_resolve(c, variants, problems, where, read_from) for c in plain),
+            key=lambda c: c.name,
+        )
     )
     return PackageFiles(
         project=listing.project,
@@ -164,8 +172,9 @@ def find_candidates(
     :param version: a version (``1.2``, meaning ``==1.2``) or a PEP 440 specifier; ``None``
         means the highest version that has a usable wheel.
     :param python_version: the target interpreter's version, for ``requires-python``.
-    :param cache_dir: where remote variant wheels are downloaded when their metadata must be
-        read from inside them; ``None`` means a temporary directory removed afterwards.
+    :param cache_dir: the content-addressed cache (:class:`~variant_bridge.indexes.cache.Cache`)
+        to read from and add to; ``None``: no cache (wheels downloaded to read their metadata
+        go to a temporary directory removed afterwards).
     :raises InvalidTarget: a malformed Python version or URL.
     :raises SelectionError: see :func:`find_files`; also an invalid project name or version.
     """
@@ -181,12 +190,10 @@ def find_candidates(
     if not find_links and not index_urls:
         raise SelectionError(f"no find-links directory or index URL to look for {project!r} in")
     sources = open_sources(find_links, index_urls)
-    with contextlib.ExitStack() as stack:
-        downloads = (
-            Downloads(cache_dir)
-            if cache_dir is not None
-            else stack.enter_context(Downloads.temporary())
-        )
+    from variant_bridge.indexes.cache import Cache
+
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    with Downloads.temporary(cache=cache) as downloads:
         return find_files(
             project, sources, spec=spec, python=python, downloads=downloads, tags=tags
         )

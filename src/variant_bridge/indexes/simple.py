@@ -8,17 +8,18 @@ project", not an error, as pip and uv treat it.
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import IndexReadError
-from variant_bridge.indexes.candidates import IndexFile
+from variant_bridge._json import loads
+from variant_bridge.errors import IndexReadError, clip
+from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import Response, fetch, url_to_path
+from variant_bridge.indexes.transport import Transport
 
 __all__ = [
     "ACCEPT",
@@ -40,7 +41,22 @@ def project_url(index_url: str, project: str) -> str:
     return f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
 
 
-def _to_index_file(package: Any, *, source: str, flat: bool) -> IndexFile:
+def _refused(url: str, page_url: str) -> Problem | None:
+    """Why a page may not point to *url*: a remote page to anything but http(s) (a ``file:``
+    link would make us read, and install, a file of this machine)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("http", "https"):
+        return None
+    if scheme == "file" and page_url.startswith("file:"):
+        return None
+    where = "a remote index" if not page_url.startswith("file:") else "an index"
+    return Problem(
+        ProblemKind.REFUSED_URL,
+        f"links to {clip(url)}: {where} may only point to http:// and https:// files",
+    )
+
+
+def _to_index_file(package: Any, *, source: str, flat: bool, page_url: str = "") -> IndexFile:
     """Convert a pypi-simple ``DistributionPackage`` to our :class:`IndexFile`."""
     digests: dict[str, str] = package.digests or {}
     sha256 = digests.get("sha256")
@@ -60,7 +76,47 @@ def _to_index_file(package: Any, *, source: str, flat: bool) -> IndexFile:
         flat=flat,
         core_metadata=bool(package.has_metadata),
         core_metadata_sha256=metadata_sha256.lower() if metadata_sha256 else None,
+        problem=_refused(package.url, page_url or package.url),
     )
+
+
+def _entry_name(entry: object, position: int) -> str:
+    name = entry.get("filename") if isinstance(entry, dict) else None
+    return name if isinstance(name, str) and name else f"<file entry {position + 1}>"
+
+
+def _json_files(data: Any, url: str, *, source: str, flat: bool) -> list[IndexFile]:
+    """The files of a PEP 691 page; an entry that does not validate is one skipped file (with
+    the reason), not a failed page (unless no entry validates: then the page is broken)."""
+    from pypi_simple import ProjectPage
+
+    try:
+        page = ProjectPage.from_json_data(data, base_url=url)
+    except Exception as error:
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, list) or not files:
+            raise
+        found: list[IndexFile] = []
+        valid = False
+        for position, entry in enumerate(files):
+            try:
+                one = ProjectPage.from_json_data({**data, "files": [entry]}, base_url=url)
+            except Exception as e:
+                text = str(e).splitlines()[0] if str(e) else type(e).__name__
+                problem = Problem(
+                    ProblemKind.INVALID_FILENAME, f"an invalid entry on {url}: {text}"
+                )
+                name = _entry_name(entry, position)
+                found.append(IndexFile(name, url, source, flat=flat, problem=problem))
+                continue
+            valid = True
+            found += [
+                _to_index_file(p, source=source, flat=flat, page_url=url) for p in one.packages
+            ]
+        if not valid:
+            raise error from None
+        return found
+    return [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
 
 
 def parse_project_page(
@@ -79,8 +135,11 @@ def parse_project_page(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if response.content_type == JSON_CONTENT_TYPE:
-                page = ProjectPage.from_json_data(json.loads(response.body), base_url=url)
-            elif response.content_type in HTML_CONTENT_TYPES or (
+                data = loads(
+                    response.body, source=f"invalid simple index page {url}", error=IndexReadError
+                )
+                return _json_files(data, url, source=source, flat=flat)
+            if response.content_type in HTML_CONTENT_TYPES or (
                 url.startswith("file:") and response.content_type in ("", "text/plain")
             ):
                 page = ProjectPage.from_html(
@@ -95,8 +154,8 @@ def parse_project_page(
         raise
     except Exception as e:  # json, pydantic and pypi-simple errors all mean "bad page"
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise IndexReadError(f"invalid simple index page {url}: {reason}") from e
-    return [_to_index_file(p, source=source, flat=flat) for p in page.packages]
+        raise IndexReadError(f"invalid simple index page {url}: {clip(reason)}") from e
+    return [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
 
 
 def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
@@ -113,17 +172,22 @@ def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
     except Exception as e:
         raise IndexReadError(f"invalid find-links page {response.url}: {e}") from e
     return [
-        _to_index_file(DistributionPackage.from_link(link), source=source, flat=True)
+        _to_index_file(
+            DistributionPackage.from_link(link), source=source, flat=True, page_url=response.url
+        )
         for link in page.links
         if link.text and not link.url.endswith("/")
     ]
 
 
-def list_project_files(index_url: str, project: str) -> list[IndexFile] | None:
+def list_project_files(
+    index_url: str, project: str, *, transport: Transport | None = None
+) -> list[IndexFile] | None:
     """The files an index lists for *project*; ``None`` when the index has no such project.
 
     A ``file://`` index is read from ``{project}/index.html``, as pip does.
 
+    :param transport: the command's HTTP requests (default: a new one).
     :raises IndexReadError: the index cannot be reached or answers with an error or a bad page.
     """
     url = project_url(index_url, project)
@@ -133,7 +197,7 @@ def list_project_files(index_url: str, project: str) -> list[IndexFile] | None:
             url = urljoin(url, "index.html")
         elif not Path(directory).exists():
             return None
-    response = fetch(url, accept=ACCEPT, not_found_ok=True)
+    response = fetch(url, accept=ACCEPT, not_found_ok=True, transport=transport)
     if response is None:
         return None
     return parse_project_page(response, project, source=index_url)
