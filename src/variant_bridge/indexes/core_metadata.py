@@ -5,8 +5,9 @@ PEP 658 ``.metadata`` file, only when the index advertises it (hash-checked when
 the wheel's own ``METADATA`` from the cache or read with HTTP range requests
 (:meth:`Downloads.members <variant_bridge.indexes.Downloads.members>`), also when an advertised
 ``.metadata`` file cannot be fetched; and, only when the caller allows it, the whole wheel
-through :class:`~variant_bridge.indexes.Downloads`. Whatever is read is size-capped (:data:`MAX_CORE_METADATA`). :class:`CoreMetadataReader` reads each wheel at
-most once per command and counts what it did.
+through :class:`~variant_bridge.indexes.Downloads`. Whatever is read is size-capped
+(:data:`MAX_CORE_METADATA`). :class:`CoreMetadataReader` reads each wheel at most once per
+command and counts what it did.
 """
 
 from __future__ import annotations
