@@ -232,7 +232,8 @@ def test_install_dry_run_json(cli: Cli, wheels: Path, tmp_path: Path) -> None:
     assert data["installer"] == "uv"
     (package,) = data["packages"]
     assert package["selected"]["label"] == "cu129"
-    assert len(package["sha256_checked"]) == 64
+    assert len(package["sha256"]) == 64
+    assert package["sha256_checked"] is True  # a find-links file: hashed here and pinned
     assert "gpupkg" not in _labels(python)
 
 

@@ -10,10 +10,12 @@ import click
 
 from variant_bridge._values import value
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._fetching import FetchOptions, fetch_options
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.indexes import Downloads, IndexSource
+    from variant_bridge.indexes.trust import VerifiedFile
     from variant_bridge.jobs.select import Duplicate, PackageChoice, Target, VariantToolkit
 
 __all__ = ["choice_json", "install", "select"]
@@ -181,17 +183,6 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
     }
 
 
-def _downloads() -> Downloads:
-    """The command's one download directory; click removes it when the command ends."""
-    import tempfile
-    from pathlib import Path
-
-    from variant_bridge.indexes import Downloads
-
-    ctx = click.get_current_context()
-    return Downloads(Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="variant-bridge-"))))
-
-
 def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
@@ -248,6 +239,7 @@ def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
 @_source_options
 @environment_options()
+@fetch_options()
 @json_option
 def select(
     *,
@@ -257,6 +249,7 @@ def select(
     extra_index_urls: tuple[str, ...],
     python: str | None,
     env_options: EnvironmentOptions,
+    fetch: FetchOptions,
     as_json: bool,
 ) -> None:
     """Choose, for each package, the wheel consistent with the environment's conda view
@@ -271,7 +264,8 @@ def select(
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
     given = _SourceOptions(find_links, index_url, extra_index_urls, python)
-    target, _, choices = _choose(packages, env_options, given, _downloads())
+    downloads = fetch.downloads()
+    target, _, choices = _choose(packages, env_options, given, downloads)
     if as_json:
         echo_json([choice_json(c) for c in choices])
     else:
@@ -280,6 +274,7 @@ def select(
             click.echo()
             _echo_choice(choice)
     _warn_duplicates(choices)
+    fetch.echo_notes(downloads)
     failed = [c for c in choices if c.selected is None]
     if failed:
         from variant_bridge.cli import CliError
@@ -301,6 +296,7 @@ def select(
 @click.option(
     "--dry-run", is_flag=True, help="Choose, download and hash-check, but install nothing."
 )
+@fetch_options(hashes=True)
 @json_option
 def install(
     *,
@@ -310,6 +306,7 @@ def install(
     extra_index_urls: tuple[str, ...],
     python: str | None,
     env_options: EnvironmentOptions,
+    fetch: FetchOptions,
     installer: str | None,
     dry_run: bool,
     as_json: bool,
@@ -331,7 +328,7 @@ def install(
 
     # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
     # their requirements for the duplicate check, then to install them.
-    downloads = _downloads()
+    downloads = fetch.downloads()
     given = _SourceOptions(find_links, index_url, extra_index_urls, python)
     target, sources, choices = _choose(packages, env_options, given, downloads, fetch_chosen=True)
     install_plan = plan(
@@ -340,6 +337,7 @@ def install(
         installer=installer,  # type: ignore[arg-type]
         sources=sources,
         platform=target.env.platform,
+        require_hashes=fetch.require_hashes,
     )
     if not as_json:
         click.echo(_summary(target))
@@ -350,6 +348,7 @@ def install(
             click.echo(f"      {chosen.reason}")
     _warn_duplicates(choices)
     result = run_install(install_plan, downloads=downloads, dry_run=dry_run)
+    fetch.echo_notes(downloads)
     if as_json:
         echo_json(
             {
@@ -357,9 +356,11 @@ def install(
                 "python": target.python.executable,
                 "dry_run": dry_run,
                 "command": list(result.command),
+                # sha256: of the file installed; sha256_checked: whether it was compared with a
+                # hash fixed before it was fetched (false only with --no-require-hashes).
                 "packages": [
-                    {**choice_json(c), "sha256_checked": sha}
-                    for c, (_, sha) in zip(choices, result.hashes, strict=True)
+                    {**choice_json(c), "sha256": v.sha256, "sha256_checked": v.checked}
+                    for c, v in zip(choices, result.verified, strict=True)
                 ],
             }
         )
@@ -368,20 +369,24 @@ def install(
         names = ", ".join(c.name for c in install_plan.candidates)
         click.echo(f"{verb} with {install_plan.installer} into {target.python.executable}: {names}")
         if dry_run:
-            _echo_dry_run(choices, result.hashes, install_plan.installer)
+            _echo_dry_run(choices, result.verified, install_plan.installer)
     sys.stdout.flush()
 
 
 def _echo_dry_run(
-    choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]], installer: str
+    choices: Sequence[PackageChoice], verified: Sequence[VerifiedFile], installer: str
 ) -> None:
     """Each chosen file: where it comes from, its checked sha256, what the installer resolves."""
-    for choice, (name, sha256) in zip(choices, hashes, strict=True):
-        candidate = choice.selected
-        assert candidate is not None  # plan() refused otherwise
-        checked = "matches the index" if candidate.sha256 else "(the source advertises none)"
-        click.echo(f"  {name} from {candidate.url}")
-        click.echo(f"      sha256 {sha256} {checked}")
+    for choice, file in zip(choices, verified, strict=True):
+        candidate = file.candidate
+        if not file.checked:
+            checked = "(unverified: the index lists none)"
+        elif candidate.url.startswith("file:"):
+            checked = "(hashed here and pinned)"
+        else:
+            checked = "matches the index"
+        click.echo(f"  {candidate.name} from {candidate.url}")
+        click.echo(f"      sha256 {file.sha256} {checked}")
         if choice.requirements:
             click.echo(
                 f"      requires {', '.join(choice.requirements)}: {installer} resolves these "

@@ -63,6 +63,9 @@ class InstallPlan:
     index_urls: tuple[str, ...] = ()
     uv: str | None = None
     """The uv executable found when planning (looking it up again costs ~2 ms)."""
+    require_hashes: bool = True
+    """Refuse a remote wheel whose index lists no sha256 (``--no-require-hashes`` turns it
+    off: see :func:`variant_bridge.indexes.trust.verify`)."""
 
     def command(self, wheels: Sequence[Path]) -> list[str]:
         """The installer command line for the staged *wheels*."""
@@ -95,6 +98,7 @@ def plan_install(
     installer: Installer | None = None,
     sources: Sequence[IndexSource] = (),
     platform: str | None = None,
+    require_hashes: bool = True,
 ) -> InstallPlan:
     """Check that everything needed to install *candidates* is there; nothing runs yet.
 
@@ -128,4 +132,5 @@ def plan_install(
         tuple(s.location for s in sources if isinstance(s, FindLinks)),
         tuple(s.url for s in sources if isinstance(s, SimpleIndex)),
         uv if installer == "uv" else None,
+        require_hashes,
     )

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
-from variant_bridge.indexes.download import file_sha256
+from variant_bridge.indexes.trust import VerifiedFile, verify
 from variant_bridge.install._markers import stage_wheel
 from variant_bridge.markers import VariantValues
 
@@ -36,20 +36,21 @@ if TYPE_CHECKING:
 __all__ = ["InstallResult", "install"]
 
 
-def _checked(candidate: Candidate, downloads: Downloads) -> Path:
-    """The local copy of *candidate*, hash-checked and opened as a zip archive."""
+def _checked(candidate: Candidate, downloads: Downloads, *, require_hashes: bool) -> VerifiedFile:
+    """The local copy of *candidate*, through the trust gate (:func:`~variant_bridge.indexes.
+    trust.verify`: hash, variant.json) and opened as a zip archive."""
     try:
-        path = downloads.get(candidate)
+        verified = verify(candidate, downloads, require_hashes=require_hashes)
     except HashMismatch as e:  # nothing is installed: the installer has not run
         raise InstallError(str(e)) from e
     try:
-        with zipfile.ZipFile(path):
+        with zipfile.ZipFile(verified.path):
             pass
     except (zipfile.BadZipFile, OSError) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
-    return path
+    return verified
 
 
 def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
@@ -167,6 +168,8 @@ class InstallResult:
     hashes: tuple[tuple[str, str], ...]
     """``(filename, sha256)`` of every chosen wheel, as checked."""
     dry_run: bool = False
+    verified: tuple[VerifiedFile, ...] = ()
+    """Every chosen wheel as it passed the trust gate (``checked``: a hash was compared)."""
 
 
 def install(
@@ -185,15 +188,16 @@ def install(
     with tempfile.TemporaryDirectory(prefix="variant-bridge-") as work:
         if downloads is None:
             downloads = Downloads(Path(work) / "downloads")
-        checked = [_checked(c, downloads) for c in plan.candidates]
-        hashes = tuple(
-            (c.name, file_sha256(p)) for c, p in zip(plan.candidates, checked, strict=True)
+        verified = tuple(
+            _checked(c, downloads, require_hashes=plan.require_hashes) for c in plan.candidates
         )
+        checked = [v.path for v in verified]
+        hashes = tuple((v.candidate.name, v.sha256) for v in verified)
         staging = Path(work) / "staging"
         wheels = [staging / c.filename.base for c in plan.candidates]
         command = plan.command(wheels)
         if dry_run:
-            return InstallResult(plan, tuple(command), 0, "", hashes, dry_run=True)
+            return InstallResult(plan, tuple(command), 0, "", hashes, True, verified)
         staging.mkdir()
         for candidate, path, wheel in zip(plan.candidates, checked, wheels, strict=True):
             _stage(candidate, path, wheel)
@@ -217,7 +221,7 @@ def install(
         for candidate, (_, sha) in zip(plan.candidates, hashes, strict=True):
             _verify(after, candidate)
             _record_origin(after.site_packages, candidate, sha)
-    return InstallResult(plan, tuple(command), proc.returncode, output, hashes)
+    return InstallResult(plan, tuple(command), proc.returncode, output, hashes, False, verified)
 
 
 def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:

@@ -24,9 +24,11 @@ def plan(
     installer: Installer | None = None,
     sources: Sequence[IndexSource] = (),
     platform: str | None = None,
+    require_hashes: bool = True,
 ) -> InstallPlan:
     """The plan to install every chosen wheel (see :func:`~variant_bridge.install.plan_install`).
 
+    :param require_hashes: see :attr:`~variant_bridge.install.InstallPlan.require_hashes`.
     :raises InstallError: a package has no compatible wheel (every rejection listed), or
         :func:`~variant_bridge.install.plan_install` refuses.
     """
@@ -35,5 +37,10 @@ def plan(
         raise InstallError("; ".join(c.failure() for c in missing))
     candidates = [c.selected for c in choices if c.selected is not None]
     return plan_install(
-        candidates, python=python, installer=installer, sources=sources, platform=platform
+        candidates,
+        python=python,
+        installer=installer,
+        sources=sources,
+        platform=platform,
+        require_hashes=require_hashes,
     )
