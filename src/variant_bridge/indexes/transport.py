@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from variant_bridge._values import value
 from variant_bridge._version import __version__
@@ -197,7 +197,26 @@ def _opener(watchdog: _Watchdog, log: Callable[[str], None] | None) -> Any:
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
             return self.do_open(functools.partial(SecureConnection, context=self._context), req)  # type: ignore[attr-defined]
 
+    def refuse(req: urllib.request.Request, fp: IO[bytes], newurl: str) -> None:
+        if urlsplit(newurl).scheme.lower() not in _SCHEMES:
+            fp.close()
+            raise IndexReadError(
+                f"cannot fetch {req.full_url}: it redirects to {newurl}; only http:// and "
+                "https:// redirects are followed"
+            )
+
     class Redirects(urllib.request.HTTPRedirectHandler):
+        def http_error_302(
+            self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Any
+        ) -> Any:
+            # Checked before urllib's own rule (which lets ftp:// through).
+            location = headers.get("location") or headers.get("uri")
+            if location:
+                refuse(req, fp, urljoin(req.full_url, location))
+            return super().http_error_302(req, fp, code, msg, headers)
+
+        http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
         def redirect_request(  # noqa: PLR0917 - urllib's signature
             self,
             req: urllib.request.Request,
@@ -207,13 +226,7 @@ def _opener(watchdog: _Watchdog, log: Callable[[str], None] | None) -> Any:
             headers: Any,
             newurl: str,
         ) -> urllib.request.Request | None:
-            scheme = urlsplit(newurl).scheme.lower()
-            if scheme not in _SCHEMES:
-                fp.close()
-                raise IndexReadError(
-                    f"cannot fetch {req.full_url}: it redirects to {newurl}; only http:// and "
-                    "https:// redirects are followed"
-                )
+            refuse(req, fp, newurl)
             if log is not None:
                 log(f"  redirected to {newurl}")
             return super().redirect_request(req, fp, code, msg, headers, newurl)
