@@ -238,11 +238,13 @@ def _read_powershell(line: str) -> tuple[str, str]:
     single quotation marks ends it, and a doubled one stands for itself (about_Quoting_Rules)."""
     name, _, literal = line.partition(" = ")
     quotes = "'\u2018\u2019\u201a\u201b"
-    assert literal[0] in quotes and literal[-1] in quotes
+    assert literal[0] in quotes
+    assert literal[-1] in quotes
     body, out, i = literal[1:-1], [], 0
     while i < len(body):
         if body[i] in quotes:
-            assert i + 1 < len(body) and body[i + 1] in quotes, "an unescaped quote ends the string"
+            assert i + 1 < len(body), "an unescaped quote ends the string"
+            assert body[i + 1] in quotes, "an unescaped quote ends the string"
             i += 1
         out.append(body[i])
         i += 1
@@ -254,7 +256,9 @@ def _read_dotenv(line: str) -> tuple[str, str]:
     quotes with backslash escapes of \\ \" \$ and \n; unquoted: no quotes, spaces, #, $ or \\."""
     name, _, value = line.partition("=")
     if value[:1] == "'":
-        assert value.endswith("'") and "'" not in value[1:-1] and "\\" not in value[1:-1]
+        assert value.endswith("'")
+        assert "'" not in value[1:-1]
+        assert "\\" not in value[1:-1]
         return name, value[1:-1]
     if value[:1] == '"':
         assert value.endswith('"')
@@ -278,7 +282,8 @@ def _read_dotenv(line: str) -> tuple[str, str]:
 def test_powershell_and_dotenv_read_back_every_value(value: str) -> None:
     assert _read_powershell(format_variables([("K", value)], "powershell")[:-1]) == ("K", value)
     text = format_variables([("K", value)], "dotenv")
-    assert text.endswith("\n") and text.count("\n") == 1  # one line per variable
+    assert text.endswith("\n")
+    assert text.count("\n") == 1
     assert _read_dotenv(text[:-1]) == ("K", value)
 
 
