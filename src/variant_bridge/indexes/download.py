@@ -177,7 +177,16 @@ class Downloads:
     :param cache: the content-addressed cache shared across commands; ``None``: none.
     """
 
-    __slots__ = ("_fetched", "_hashes", "_members", "cache", "directory", "notes", "transport")
+    __slots__ = (
+        "_fetched",
+        "_hashes",
+        "_members",
+        "_no_ranges",
+        "cache",
+        "directory",
+        "notes",
+        "transport",
+    )
 
     def __init__(
         self, directory: Path, *, transport: Transport | None = None, cache: Cache | None = None
@@ -190,6 +199,8 @@ class Downloads:
         self._fetched: dict[str, Path] = {}
         self._hashes: dict[str, str] = {}
         self._members: dict[str, WheelMembers] = {}
+        self._no_ranges: set[str] = set()
+        """Hosts that answered a range request with the whole file: not asked again."""
 
     @classmethod
     @contextlib.contextmanager
@@ -298,11 +309,14 @@ class Downloads:
                     MappingProxyType(cached[0]),
                     MappingProxyType(cached[1]),
                 )
+        host = urlsplit(candidate.url).netloc
+        if host in self._no_ranges:
+            return None
         try:
             with open_remote_zip(candidate.url, transport=self.transport) as archive:
                 files, too_large = read_members(archive)
         except RangesNotSupported:
-            host = urlsplit(candidate.url).netloc
+            self._no_ranges.add(host)
             self.note(
                 f"{host} does not answer HTTP range requests: whole wheels are downloaded to "
                 "read their metadata"
