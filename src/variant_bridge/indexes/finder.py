@@ -164,6 +164,7 @@ def find_candidates(
     python_version: str,
     cache_dir: Path | None = None,
     tags: Iterable[Tag] | None = None,
+    transport: Transport | None = None,
 ) -> PackageFiles:
     """:func:`find_files` from text: every argument is checked here.
 
@@ -193,7 +194,7 @@ def find_candidates(
     from variant_bridge.indexes.cache import Cache
 
     cache = Cache(cache_dir) if cache_dir is not None else None
-    with Downloads.temporary(cache=cache) as downloads:
+    with Downloads.temporary(cache=cache, transport=transport) as downloads:
         return find_files(
             project, sources, spec=spec, python=python, downloads=downloads, tags=tags
         )
