@@ -141,3 +141,11 @@ def test_a_damaged_cache_entry_is_replaced(index: IndexServer, tmp_path: Path) -
         assert downloads.get(candidate) == path
         assert downloads.sha256(candidate) == candidate.sha256
     assert path.read_bytes() != b"tampered in the cache"
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5"])
+def test_a_bad_timeout_variable_is_a_usage_error(cli: Cli, index: IndexServer, value: str) -> None:
+    result = cli("select", "gpupkg", "--index-url", index.url, *MACHINE, "--python", "3.12",
+                 env={"VARIANT_BRIDGE_HTTP_TIMEOUT": value})  # fmt: skip
+    assert result.exit_code == 2
+    assert "$VARIANT_BRIDGE_HTTP_TIMEOUT" in result.stderr

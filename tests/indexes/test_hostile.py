@@ -243,3 +243,28 @@ def test_a_remote_wheel_with_a_lying_zip_header_is_refused_with_its_size(tmp_pat
             ):
                 CoreMetadataReader(downloads).read(candidate)
             assert downloads.transport.received < 200_000  # the tail, not 20 MB inflated
+
+
+def test_a_long_download_reports_progress(tmp_path: Path) -> None:
+    import io
+    import os
+
+    (tmp_path / "big.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    shown: list[tuple[str, int | None]] = []
+    counts: list[int] = []
+
+    class Bar:
+        def __init__(self, name: str, total: int | None) -> None:
+            shown.append((name, total))
+
+        def update(self, count: int) -> None:
+            counts.append(count)
+
+        def close(self) -> None:
+            shown.append(("closed", None))
+
+    with IndexServer(tmp_path) as index:
+        Transport(progress=Bar).copy(index.file_url("big.bin"), io.BytesIO(), name="big.bin")
+        Transport(progress=Bar).get(index.file_url("big.bin"))  # a document: no bar
+    assert shown == [("big.bin", 3 * 1024 * 1024), ("closed", None)]
+    assert sum(counts) == 3 * 1024 * 1024
