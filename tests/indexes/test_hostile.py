@@ -221,6 +221,30 @@ def test_an_invalid_entry_skips_that_file_not_the_project(index: IndexServer) ->
     assert all(f.problem is None for name, f in by_name.items() if name != bad)
 
 
+@pytest.mark.parametrize("links_page", [False, True], ids=["project page", "links page"])
+def test_a_malformed_link_skips_that_file_not_the_page(links_page: bool) -> None:
+    from variant_bridge.indexes.download import Response
+    from variant_bridge.indexes.simple import parse_links_page, parse_project_page
+
+    body = (
+        b'<a href="http://[::1/evil-1.0-py3-none-any.whl">evil-1.0-py3-none-any.whl</a>'
+        b'<a href="evil-1.0-py3-none-any-null.whl#sha256=' + b"a" * 64 + b'">'
+        b"evil-1.0-py3-none-any-null.whl</a>"
+    )
+    response = Response("http://i/simple/evil/", body, "text/html")
+    if links_page:
+        files = parse_links_page(response, source="s")
+    else:
+        files = parse_project_page(response, "evil", source="s")
+    bad, good = files
+    assert bad.filename == "evil-1.0-py3-none-any.whl"
+    assert bad.problem is not None
+    assert bad.problem.text == "an invalid link on http://i/simple/evil/: Invalid IPv6 URL"
+    assert good.problem is None
+    assert good.url == "http://i/simple/evil/evil-1.0-py3-none-any-null.whl"
+    assert good.sha256 == "a" * 64
+
+
 def test_a_remote_wheel_with_a_lying_zip_header_is_refused_with_its_size(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "src", "huge", "1.0", label="cu126", properties=CU126)
     served = tmp_path / "served"

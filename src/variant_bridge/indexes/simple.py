@@ -119,6 +119,64 @@ def _json_files(data: Any, url: str, *, source: str, flat: bool) -> list[IndexFi
     return [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
 
 
+class _Anchors:
+    """The ``<a>`` elements of an HTML page: (attributes, text), in order."""
+
+    def __init__(self, text: str) -> None:
+        from html.parser import HTMLParser
+
+        found: list[tuple[list[tuple[str, str | None]], list[str]]] = []
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+                if tag == "a":
+                    found.append((attrs, []))
+
+            def handle_data(self, data: str) -> None:
+                if found:
+                    found[-1][1].append(data)
+
+        Parser().feed(text)
+        self.items = [(attrs, "".join(parts).strip()) for attrs, parts in found]
+
+
+def _html_files(
+    response: Response, project: str, *, source: str, flat: bool, links_only: bool
+) -> list[IndexFile]:
+    """Each link of an HTML page on its own, when the page as a whole does not parse: a link
+    pypi-simple cannot read (a malformed URL) is one skipped file with the reason.
+
+    :raises ValueError: no link of the page is readable (the page is broken).
+    """
+    import html
+
+    from pypi_simple import ProjectPage
+
+    url = response.url
+    text = response.body.decode(response.charset or "utf-8", "replace")
+    found: list[IndexFile] = []
+    valid = False
+    for attrs, name in _Anchors(text).items:
+        href = dict(attrs).get("href") or ""
+        if links_only and (not name or href.endswith("/")):
+            continue
+        shown = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs if v is not None)
+        try:
+            page = ProjectPage.from_html(
+                project, f"<a {shown}>{html.escape(name)}</a>", base_url=url
+            )
+        except Exception as e:
+            reason = f"an invalid link on {url}: {clip(str(e) or type(e).__name__)}"
+            problem = Problem(ProblemKind.INVALID_FILENAME, reason)
+            found.append(IndexFile(name or "<link>", url, source, flat=flat, problem=problem))
+            continue
+        valid = True
+        found += [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
+    if not valid:
+        raise ValueError("no readable link")
+    return found
+
+
 def parse_project_page(
     response: Response, project: str, *, source: str, flat: bool = False
 ) -> list[IndexFile]:
@@ -142,9 +200,17 @@ def parse_project_page(
             if response.content_type in HTML_CONTENT_TYPES or (
                 url.startswith("file:") and response.content_type in ("", "text/plain")
             ):
-                page = ProjectPage.from_html(
-                    project, response.body, base_url=url, from_encoding=response.charset
-                )
+                try:
+                    page = ProjectPage.from_html(
+                        project, response.body, base_url=url, from_encoding=response.charset
+                    )
+                except ValueError as error:  # one malformed link: read them one by one
+                    try:
+                        return _html_files(
+                            response, project, source=source, flat=flat, links_only=False
+                        )
+                    except ValueError:
+                        raise error from None
             else:
                 raise IndexReadError(
                     f"unsupported content type {response.content_type!r} from {url}: expected "
@@ -166,18 +232,27 @@ def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            page = RepositoryPage.from_html(
-                response.body, base_url=response.url, from_encoding=response.charset
-            )
+            try:
+                page = RepositoryPage.from_html(
+                    response.body, base_url=response.url, from_encoding=response.charset
+                )
+                return [
+                    _to_index_file(
+                        DistributionPackage.from_link(link),
+                        source=source,
+                        flat=True,
+                        page_url=response.url,
+                    )
+                    for link in page.links
+                    if link.text and not link.url.endswith("/")
+                ]
+            except ValueError as error:  # one malformed link: read them one by one
+                try:
+                    return _html_files(response, "", source=source, flat=True, links_only=True)
+                except ValueError:
+                    raise error from None
     except Exception as e:
-        raise IndexReadError(f"invalid find-links page {response.url}: {e}") from e
-    return [
-        _to_index_file(
-            DistributionPackage.from_link(link), source=source, flat=True, page_url=response.url
-        )
-        for link in page.links
-        if link.text and not link.url.endswith("/")
-    ]
+        raise IndexReadError(f"invalid find-links page {response.url}: {clip(str(e))}") from e
 
 
 def list_project_files(
