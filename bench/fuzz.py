@@ -35,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from variant_bridge.errors import VariantBridgeError  # noqa: E402
 
+MAX_MESSAGE = 2000
+"""An error line longer than this quotes input unshortened."""
 found: Counter[str] = Counter()
 examples: list[str] = []
 ran: Counter[str] = Counter()
@@ -112,8 +114,9 @@ def guarded(target: str, call: Callable[[], object], data: object) -> None:
     ran[target] += 1
     try:
         call()
-    except VariantBridgeError:
-        pass
+    except VariantBridgeError as e:
+        if len(str(e)) > MAX_MESSAGE:  # quoted input is shortened (errors.quote / clip)
+            _record(target, f"a {len(str(e))}-character error line: {str(e)[:120]}…", data)
     except RecursionError as e:
         _record(target, f"RecursionError {e}", data)
     except Exception as e:
@@ -204,7 +207,12 @@ def t_cli(args: list[str]) -> None:
     result = CliRunner().invoke(main, args, catch_exceptions=True)
     ran["cli"] += 1
     output = (result.output or "") + (getattr(result, "stderr", "") or "")
-    if result.exit_code not in (0, 1, 2) or "this is a bug" in output:
+    longest = max(
+        (len(line) for line in output.splitlines() if line.startswith("error:")), default=0
+    )
+    if longest > MAX_MESSAGE:
+        _record("cli", f"a {longest}-character error line", args)
+    elif result.exit_code not in (0, 1, 2) or "this is a bug" in output:
         _record("cli", f"exit {result.exit_code}: {output.strip()[:200]}", args)
     elif result.exception is not None and not isinstance(result.exception, SystemExit):
         _record("cli", repr(result.exception), args)

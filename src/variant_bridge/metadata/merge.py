@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from variant_bridge.errors import InvalidMetadata
-from variant_bridge.metadata._fields import format_path
+from variant_bridge.metadata._fields import format_path, q
 from variant_bridge.metadata.model import VariantMetadata
 
 __all__ = ["merge_metadata"]
@@ -40,7 +40,7 @@ def merge_metadata(a: VariantMetadata, b: VariantMetadata, *, source: str) -> Va
         if old.properties != variant.properties:
             raise InvalidMetadata(
                 f"{source}: {format_path(('variants', variant.label))}: label "
-                f"{variant.label!r} means {{{'; '.join(map(str, old.properties))}}} in one "
+                f"{q(variant.label)} means {{{'; '.join(map(str, old.properties))}}} in one "
                 f"document and {{{'; '.join(map(str, variant.properties))}}} in another"
             )
     providers = {provider.namespace: provider for provider in a.providers}

@@ -77,7 +77,7 @@ def single_variant(
     (variant,) = meta.variants
     if expected_label is not None and variant.label != expected_label:
         raise InvalidMetadata(
-            f"{source}: variants: label {variant.label!r} does not match the wheel filename's "
-            f"label {expected_label!r}"
+            f"{source}: variants: label {f.q(variant.label)} does not match the wheel filename's "
+            f"label {f.q(expected_label)}"
         )
     return variant
