@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from variant_bridge.errors import InvalidMetadata
+from variant_bridge.metadata._fields import q_list
 
 __all__ = [
     "MAX_MEMBER",
@@ -82,7 +83,7 @@ class WheelMembers:
         if not names:
             return None
         if len(names) > 1:
-            raise InvalidMetadata(f"{self.where}: more than one {basename}: {names}")
+            raise InvalidMetadata(f"{self.where}: more than one {basename}: {q_list(names)}")
         (name,) = names
         size = self.too_large.get(name)
         if size is not None:

@@ -29,6 +29,7 @@ __all__ = [
     "only_keys",
     "optional",
     "q",
+    "q_list",
     "required",
     "text",
     "under",
@@ -61,6 +62,14 @@ def fail(message: str, *path: str | int) -> NoReturn:
 def q(value: object) -> str:
     """*value* quoted for a message, shortened past 80 characters (:func:`errors.quote`)."""
     return quote(value) if isinstance(value, str) else repr(value)
+
+
+def q_list(values: Collection[object], *, most: int = 8) -> str:
+    """``['a', 'b', … (12 in all)]``: each item quoted by :func:`q`, at most *most* shown."""
+    items = list(values)
+    shown = ", ".join(q(v) for v in items[:most])
+    more = f", … ({len(items)} in all)" if len(items) > most else ""
+    return f"[{shown}{more}]"
 
 
 def format_path(path: Path) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from variant_bridge.errors import InvalidMetadata
-from variant_bridge.metadata._fields import format_path, q
+from variant_bridge.metadata._fields import format_path, q, q_list
 from variant_bridge.metadata.model import VariantMetadata
 
 __all__ = ["merge_metadata"]
@@ -31,8 +31,9 @@ def merge_metadata(a: VariantMetadata, b: VariantMetadata, *, source: str) -> Va
     shorter, longer = sorted((a.namespace_priorities, b.namespace_priorities), key=len)
     if longer[: len(shorter)] != shorter:
         raise InvalidMetadata(
-            f"{source}: default-priorities.namespace: cannot merge {list(a.namespace_priorities)} "
-            f"with {list(b.namespace_priorities)}: the shorter list must begin the longer one"
+            f"{source}: default-priorities.namespace: cannot merge "
+            f"{q_list(a.namespace_priorities)} with {q_list(b.namespace_priorities)}: the shorter "
+            "list must begin the longer one"
         )
     variants = {variant.label: variant for variant in a.variants}
     for variant in b.variants:

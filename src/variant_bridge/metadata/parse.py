@@ -72,7 +72,7 @@ def single_variant(
     if len(meta.variants) != 1:
         raise InvalidMetadata(
             f"{source}: variants: a wheel's variant.json must list exactly one label, "
-            f"got {len(meta.variants)}: {list(meta.labels)}"
+            f"got {len(meta.variants)}: {f.q_list(meta.labels)}"
         )
     (variant,) = meta.variants
     if expected_label is not None and variant.label != expected_label:

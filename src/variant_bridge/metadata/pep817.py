@@ -200,7 +200,7 @@ def read_pep817(data: Mapping[str, object], schema: Schema) -> VariantMetadata:
     missing = [ns for ns in namespaces if ns not in providers and ns != _ABI_DEPENDENCY]
     if missing:
         f.fail(
-            f"namespaces without an entry in providers: {missing}",
+            f"namespaces without an entry in providers: {f.q_list(missing)}",
             "default-priorities",
             "namespace",
         )
