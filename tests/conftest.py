@@ -27,6 +27,14 @@ def _clean_detection_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _own_download_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Each test gets an empty download cache: never the user's, never another test's.
+    monkeypatch.setenv("VARIANT_BRIDGE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 def _find_corpus() -> Path | None:
     # CI checks shared/ out beside the repository; a git worktree sits deeper, so look upwards.
     root = Path(__file__).resolve().parents[1]

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from variant_bridge.environment import CudaPolicy, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
@@ -201,6 +203,88 @@ def test_json_format_is_one_object() -> None:
 
 
 TRICKY = ["it's", 'say "hi"', "$HOME `id` $(id)", "back\\slash", "two\nlines", "", "a b  c"]
+
+
+# Every character a variable's value can hold (no NUL), weighted towards the ones shells treat
+# specially: backslashes, quotes of every kind, $, backticks, line breaks, non-ASCII.
+_SPECIAL = "\\'\"$`!*?[]{}();&|<> \t\n\r#~%^\u2018\u2019\u201a\u201b\u00e9\u4e2d"
+VALUES = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(_SPECIAL),
+        st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+    ),
+    max_size=40,
+)
+_REAL_SHELLS = {"dash": ("sh", "dash"), "bash": ("sh", "bash"), "fish": ("fish", "fish")}
+
+
+@pytest.mark.parametrize("shell", sorted(_REAL_SHELLS))
+@settings(max_examples=25, deadline=None)
+@given(values=st.lists(VALUES, min_size=1, max_size=12))
+def test_every_value_survives_the_real_shell_byte_for_byte(shell: str, values: list[str]) -> None:
+    form, program = _REAL_SHELLS[shell]
+    executable = shutil.which(program)
+    if executable is None:
+        pytest.skip(f"{program} not installed")
+    pairs = [(f"VB_{i}", v) for i, v in enumerate(values)]
+    show = "".join(f'printf "%s\\0" "$VB_{i}"; ' for i in range(len(values)))
+    script = format_variables(pairs, form) + show  # type: ignore[arg-type]
+    result = subprocess.run([executable, "-c", script], capture_output=True, check=True)
+    assert result.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1] == values
+
+
+def _read_powershell(line: str) -> tuple[str, str]:
+    r"""``$env:NAME = '...'`` read by PowerShell's rule for single-quoted strings: any of the four
+    single quotation marks ends it, and a doubled one stands for itself (about_Quoting_Rules)."""
+    name, _, literal = line.partition(" = ")
+    quotes = "'\u2018\u2019\u201a\u201b"
+    assert literal[0] in quotes
+    assert literal[-1] in quotes
+    body, out, i = literal[1:-1], [], 0
+    while i < len(body):
+        if body[i] in quotes:
+            assert i + 1 < len(body), "an unescaped quote ends the string"
+            assert body[i + 1] in quotes, "an unescaped quote ends the string"
+            i += 1
+        out.append(body[i])
+        i += 1
+    return name.removeprefix("$env:"), "".join(out)
+
+
+def _read_dotenv(line: str) -> tuple[str, str]:
+    r"""``NAME=value`` read by dotenvy's rules (uv's --env-file): single quotes literal; double
+    quotes with backslash escapes of \\ \" \$ and \n; unquoted: no quotes, spaces, #, $ or \\."""
+    name, _, value = line.partition("=")
+    if value[:1] == "'":
+        assert value.endswith("'")
+        assert "'" not in value[1:-1]
+        assert "\\" not in value[1:-1]
+        return name, value[1:-1]
+    if value[:1] == '"':
+        assert value.endswith('"')
+        out, i, body = [], 0, value[1:-1]
+        while i < len(body):
+            c = body[i]
+            assert c not in '"$\n', f"unescaped {c!r}"
+            if c == "\\":
+                i += 1
+                c = {"n": "\n"}.get(body[i], body[i])
+                assert body[i] in '\\"$n'
+            out.append(c)
+            i += 1
+        return name, "".join(out)
+    assert not any(c in value for c in " '\"#$\\\n")
+    return name, value
+
+
+@settings(max_examples=300)
+@given(value=VALUES)
+def test_powershell_and_dotenv_read_back_every_value(value: str) -> None:
+    assert _read_powershell(format_variables([("K", value)], "powershell")[:-1]) == ("K", value)
+    text = format_variables([("K", value)], "dotenv")
+    assert text.endswith("\n")
+    assert text.count("\n") == 1
+    assert _read_dotenv(text[:-1]) == ("K", value)
 
 
 @pytest.mark.parametrize("shell", ["sh", "bash"])

@@ -27,7 +27,10 @@ __all__ = [
     "RequirementError",
     "SelectionError",
     "SolveError",
+    "TruncatedRead",
+    "UnverifiedFile",
     "VariantBridgeError",
+    "VariantMismatch",
     "clip",
     "quote",
 ]
@@ -103,6 +106,10 @@ class IndexReadError(VariantBridgeError):
     """A package index or find-links directory could not be read."""
 
 
+class TruncatedRead(IndexReadError):
+    """A download or a read ended before the size its server announced (or its index listed)."""
+
+
 class SelectionError(VariantBridgeError):
     """No wheel could be selected (unknown package, nothing compatible)."""
 
@@ -147,3 +154,11 @@ class InvalidArchList(VariantBridgeError, ValueError):
 class ReleaseInputError(VariantBridgeError):
     """A maintainer input (a recipe, a variant config, a matrix, built packages or wheels) that
     cannot be read or does not describe one release."""
+
+
+class UnverifiedFile(VariantBridgeError):
+    """A file to install has no hash to check it against, and hashes are required."""
+
+
+class VariantMismatch(InvalidMetadata):
+    """A wheel's own ``variant.json`` disagrees with the index's ``variants.json`` for its label."""

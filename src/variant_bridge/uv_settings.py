@@ -271,16 +271,27 @@ def _fish(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+# PowerShell ends a single-quoted string at any of these quote characters, not only at ' (and a
+# doubled one stands for itself): each must be doubled.
+_POWERSHELL_QUOTES = re.compile("['\u2018\u2019\u201a\u201b]")
+
+
 def _powershell(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    return "'" + _POWERSHELL_QUOTES.sub(lambda m: m[0] * 2, value) + "'"
 
 
 def _dotenv(value: str) -> str:
+    r"""As uv's ``--env-file`` reader (dotenvy) reads it back: plain when nothing needs quoting;
+    single quotes (literal) when the value holds no ``'``, backslash or line break; else double
+    quotes with backslash, double quote, ``$`` and newline escaped (``\\``, ``\"``, ``\$``,
+    ``\n``); a carriage return stays as it is."""
     if _DOTENV_PLAIN_RE.fullmatch(value):
         return value
-    if "'" not in value and "\n" not in value:
+    if not any(c in value for c in "'\\\n\r"):
         return f"'{value}'"
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    escaped = (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("\n", "\\n")
+    )
     return f'"{escaped}"'
 
 

@@ -241,8 +241,9 @@ def test_install_dry_run_json(cli: Cli, wheels: Path, tmp_path: Path) -> None:
     assert data["installer"] == "uv"
     package, dependency = data["packages"]
     assert package["selected"]["label"] == "cu129"
-    assert len(package["sha256_checked"]) == 64
-    assert len(dependency["sha256_checked"]) == 64  # the whole tree is fetched and checked
+    for file in (package, dependency):  # the whole tree is fetched and checked
+        assert len(file["sha256"]) == 64
+        assert file["sha256_checked"] is True  # a find-links file: hashed here and pinned
     assert data["installed"] == [
         package["selected"]["filename"],
         dependency["selected"]["filename"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from tests.worlds.prefix import (
 )
 from variant_bridge.detect import detect_environment
 from variant_bridge.detect.machine import host_platform
-from variant_bridge.detect.prefix import read_dist_info, read_prefix
+from variant_bridge.detect.prefix import read_dist_info, read_dist_info_variant, read_prefix
 from variant_bridge.environment import Environment, Source, Toolkit
 from variant_bridge.errors import DetectionError, InvalidMetadata, InvalidTarget
 from variant_bridge.properties import VariantProperty
@@ -203,12 +204,14 @@ def _conda_style(**fields: Any) -> str:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"name": ', "foo-1.0-0.json: invalid JSON at line 1 column 10: Expecting value"),  # eof
+        ('{"name": ', "foo-1.0-0.json: invalid JSON at line 1, column 10: Expecting value"),  # eof
         (
             '{"name": "foo",}',
-            "foo-1.0-0.json: invalid JSON at line 1 column 16: Expecting",
+            "foo-1.0-0.json: invalid JSON at line 1, column 16: Expecting",
         ),  # comma
-        (b'{"name": "\xff"}', "foo-1.0-0.json: invalid JSON: not UTF-8"),  # binary garbage
+        (b'{"name": "\xff"}', "foo-1.0-0.json: not UTF-8 text"),  # binary garbage
+        ('{"size": ' + "9" * 4301 + "}", "foo-1.0-0.json: invalid JSON: a number of more than"),
+        ("[" * 50_000 + "]" * 50_000, "foo-1.0-0.json: invalid JSON: nested too deeply"),
         ("[1, 2]", "foo-1.0-0.json: expected a JSON object (a conda package record), got list"),
         ('{"name": "foo", "build": "0"}', "foo-1.0-0.json: 'version' must be a non-empty string"),
         (_conda_style(version=""), "foo-1.0-0.json: 'version' must be a non-empty string, got ''"),
@@ -230,6 +233,26 @@ def test_invalid_record_names_the_file(
     assert "\n" not in text
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_conda_meta_is_skipped_with_a_note(make_prefix: MakePrefix) -> None:
+    # Reading a FIFO blocks until someone writes to it: detection would hang forever.
+    prefix = make_prefix({"foo-1.0-0.json": _conda_style()})
+    fifo = prefix / "conda-meta" / "trap-1.0-0.json"
+    os.mkfifo(fifo)
+    env = detect_environment(prefix=prefix, env={})
+    assert env.conda_package("foo") is not None
+    assert f"skipped {fifo}: a FIFO, not a conda record" in env.notes
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_as_variant_json_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    dist_info = tmp_path / "tinyvar-1.0.dist-info"
+    dist_info.mkdir()
+    os.mkfifo(dist_info / "variant.json")
+    with pytest.raises(InvalidMetadata, match=r"variant\.json: cannot read: a FIFO"):
+        read_dist_info_variant(dist_info)
+
+
 def test_conda_written_record_is_accepted(make_prefix: MakePrefix) -> None:
     # rattler's PrefixRecord rejects url=null and drops `requested_spec`; conda writes both.
     prefix = make_prefix({"foo-1.0-0.json": _conda_style()})
@@ -239,10 +262,21 @@ def test_conda_written_record_is_accepted(make_prefix: MakePrefix) -> None:
     assert foo.requested_specs == ("foo >=1",)
 
 
-def test_unreadable_record(make_prefix: MakePrefix) -> None:
+def test_a_directory_named_like_a_record_is_skipped(make_prefix: MakePrefix) -> None:
     prefix = make_prefix()
     (prefix / "conda-meta" / "dir-1.0-0.json").mkdir()
-    with pytest.raises(DetectionError, match=r"dir-1\.0-0\.json: cannot read: Is a directory"):
+    notes = read_prefix(prefix).notes
+    assert (
+        f"skipped {prefix / 'conda-meta' / 'dir-1.0-0.json'}: a directory, not a conda record"
+        in notes
+    )
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads anything")
+def test_unreadable_record(make_prefix: MakePrefix) -> None:
+    prefix = make_prefix({"foo-1.0-0.json": _conda_style()})
+    (prefix / "conda-meta" / "foo-1.0-0.json").chmod(0)
+    with pytest.raises(DetectionError, match=r"foo-1\.0-0\.json: cannot read: Permission denied"):
         read_prefix(prefix)
 
 
@@ -287,7 +321,7 @@ def test_windows_prefix_reads_lib_site_packages(make_prefix: MakePrefix) -> None
 
 
 BAD_DIRECT_URLS = [
-    ("{not json", "direct_url.json: invalid JSON at line 1 column 2"),  # a corrupt file
+    ("{not json", "direct_url.json: invalid JSON at line 1, column 2"),  # a corrupt file
     ('{"dir_info": {}}', "direct_url.json: expected a PEP 610 object with a string 'url'"),  # shape
 ]
 

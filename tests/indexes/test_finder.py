@@ -231,15 +231,18 @@ def test_the_smallest_wheel_of_a_label_is_downloaded(index: IndexServer) -> None
     assert {c.variant for c in files.candidates} == {desc("cu128", CU128)}
 
 
-def test_wheels_downloaded_for_metadata_land_in_the_cache(
+def test_variant_json_read_by_ranges_is_cached_for_the_next_command(
     index: IndexServer, tmp_path: Path
 ) -> None:
-    find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "nojson-1.0.0-py3-none-any-cu126.whl",
-        "nojson-1.0.0-py3-none-any-cu128.whl",
-        "nojson-1.0.0-py3-none-any-null.whl",
-    ]
+    before = len(index.requests)
+    cold = find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
+    # each wheel's tail only (its central directory and .dist-info), never a whole wheel
+    assert all(r.range for r in index.requests[before:] if r.path.startswith("/files/"))
+    assert not (tmp_path / "wheels").exists()
+    before = len(index.requests)
+    warm = find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
+    assert index.paths_requested()[before:] == ["/simple/nojson/"]
+    assert warm.candidates == cold.candidates
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -354,13 +357,15 @@ def test_corrupt_variants_json_names_its_location(find: Finder) -> None:
 
 
 def test_wrong_hash_of_a_wheel_read_for_metadata(index: IndexServer, tmp_path: Path) -> None:
+    # Without range requests the wheel is downloaded whole to read it: then it is hash-checked.
     with (
-        index.configured(wrong_hash=frozenset({"nojson-1.0.0-py3-none-any-cu128.whl"})),
+        index.configured(
+            wrong_hash=frozenset({"nojson-1.0.0-py3-none-any-cu128.whl"}), ranges=False
+        ),
         pytest.raises(HashMismatch, match=r"hash mismatch for nojson-1\.0\.0-py3-none-any-cu128"),
     ):
         find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
-    assert not any(p.name.startswith("nojson-1.0.0-py3-none-any-cu128") for p in tmp_path.iterdir())
-    assert not list(tmp_path.glob(".*"))
+    assert not [p for p in tmp_path.rglob("*") if "cu128" in p.name]
 
 
 NO_MATCH = r"no version of 'tinyvar' matches '==9' in .* \(available: 1\.0\.0, 1\.1\.0\)"

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from variant_bridge.detect.prefix import read_dist_info_variant
 from variant_bridge.errors import InvalidMetadata, InvalidWheelFilename
 from variant_bridge.indexes.variant_files import (
     VARIANT_JSON,
-    read_dist_info_variant,
     read_wheel_variant_metadata,
 )
 from variant_bridge.metadata.parse import parse_variant_metadata

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import run_script
+from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.install import find_uv
 
@@ -120,3 +121,63 @@ def test_an_installed_dependency_that_satisfies_is_kept(world: Path, tmp_path: P
     # Asked for by name, it is chosen from the sources like any requested package.
     result = run_script("install", "colour", "-f", str(world), "--python", str(python), "--json")
     assert json.loads(result.stdout)["installed"] == ["colour-0.2-py3-none-any.whl"]
+
+
+@pytest.fixture(scope="module")
+def split_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``app`` in a find-links directory; its dependencies on an index (served by the test)."""
+    root = tmp_path_factory.mktemp("split")
+    make_release(root / "links", "app", "1.0", {**CUDA, "null": []},
+                 requires=["gpulib>=2", "colour>=0.1"])  # fmt: skip
+    make_release(root / "index", "gpulib", "2.1", CUDA, non_variant=False)
+    make_wheel(root / "index", "colour", "0.2")
+    return root / "links", root / "index"
+
+
+def test_a_dependency_without_a_listed_hash_is_refused_unless_opted_out(
+    split_world: tuple[Path, Path], tmp_path: Path
+) -> None:
+    links, served = split_world
+    python = _venv(tmp_path / "venv", with_pip=False)
+    with IndexServer(served, hashes=False) as index:
+        args = ("install", "app", "-f", str(links), "--index-url", index.url, "-t", "cuda=12.6",
+                "--python", str(python), "--json")  # fmt: skip
+        refused = run_script(*args)
+        assert refused.returncode == 1
+        (line,) = refused.stderr.strip().splitlines()
+        assert line.startswith("error: colour-0.2-py3-none-any.whl from http://")  # a dependency
+        assert "lists no sha256 for it" in line
+        assert "(pass --no-require-hashes to install files without a listed hash" in line
+        assert "app" not in _dists(python)  # the gate runs before anything is installed
+
+        allowed = run_script(*args, "--no-require-hashes")
+    assert allowed.returncode == 0, allowed.stderr
+    packages = {p["package"]: p for p in json.loads(allowed.stdout)["packages"]}
+    assert packages["app"]["sha256_checked"] is True  # find-links: hashed here and pinned
+    assert packages["gpulib"]["sha256_checked"] is False  # installed unverified, and said so
+    assert packages["colour"]["sha256_checked"] is False
+    assert all(len(p["sha256"]) == 64 for p in packages.values())
+    assert _dists(python)["gpulib"][:2] == ("2.1", "cu126")
+
+
+def test_a_dependency_whose_index_lies_about_its_variant_is_refused(tmp_path: Path) -> None:
+    # gpulib's variants.json says cu126 needs CUDA 12.6; the cu126 wheel says 12.9.
+    links, served = tmp_path / "links", tmp_path / "index"
+    make_wheel(links, "app", "1.0", requires=["gpulib>=2"])
+    make_release(served, "gpulib", "2.1", {"cu126": [LOWER.format("12.9")]}, non_variant=False)
+    variants = served / "gpulib-2.1-variants.json"
+    document = json.loads(variants.read_text())
+    document["variants"]["cu126"]["nvidia"]["cuda_version_lower_bound"] = ["12.6"]
+    variants.write_text(json.dumps(document))
+    python = _venv(tmp_path / "venv", with_pip=False)
+    with IndexServer(served) as index:
+        result = run_script("install", "app", "-f", str(links), "--index-url", index.url,
+                            "-t", "cuda=12.6", "--python", str(python))  # fmt: skip
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(
+        "error: gpulib-2.1-py3-none-any-cu126.whl: its own variant.json says 'cu126' is "
+        "[nvidia :: cuda_version_lower_bound :: 12.9], but http://"
+    )
+    assert "refusing to install it" in line
+    assert "app" not in _dists(python)

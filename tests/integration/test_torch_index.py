@@ -71,7 +71,9 @@ def test_install_puts_the_cuda126_build_and_its_cuda126_components_in(
     assert package["selected"]["label"] == "cuda12.6"
     # The whole tree was chosen and installed by the bridge, each file hash-checked.
     assert {c["package"] for c in components} >= {"nvidia-cublas", "nvidia-cuda-runtime"}
-    assert all(len(c["sha256_checked"]) == 64 for c in components)
+    for file in (package, *components):  # compared with the index's sha256, dependencies too
+        assert file["sha256_checked"] is True
+        assert len(file["sha256"]) == 64
     installed = _installed(python)
     assert installed["torch"] == ("2.9.0", "cuda12.6")
     assert installed["nvidia-cublas"][0] == "12.6.4.1"

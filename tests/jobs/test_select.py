@@ -271,21 +271,27 @@ def test_a_damaged_file_blocks_only_when_it_could_win(
         ]
 
 
-def test_no_file_is_downloaded_twice(tmp_path: Path) -> None:
-    # No variants.json and no PEP 658 metadata: every wheel is downloaded for its variant.json,
-    # and the chosen one is then read for its requirements and staged from that same copy.
+@pytest.mark.parametrize("ranges", [True, False], ids=["ranges", "no-ranges"])
+def test_no_file_is_downloaded_twice(tmp_path: Path, ranges: bool) -> None:
+    # No variants.json and no PEP 658 metadata: each wheel's variant.json and METADATA are read
+    # together (by ranges, or from the one whole download), and the chosen one is then read for
+    # its requirements and staged without fetching it again.
     make_release(tmp_path / "wheels", "gpupkg", "1.0",
                  {"cu129": ["nvidia :: cuda_version_lower_bound :: 12.9"], "null": []},
                  variants_json=False, requires=["numpy>=1"])  # fmt: skip
     make_wheel(tmp_path / "wheels", "numpy", "2.0")
-    with IndexServer(tmp_path / "wheels") as index:
+    with IndexServer(tmp_path / "wheels", ranges=ranges) as index:
         downloads = Downloads(tmp_path / "downloads")
         choice, *_ = choose(
             ["gpupkg"], env=_env("12.9"), python=PY, index_urls=[index.url], downloads=downloads
         )
         assert choice.selected is not None
         assert choice.requirements == ("numpy>=1",)
-        fetched = index.paths_requested("/files/")
-        assert sorted(fetched) == sorted(set(fetched))  # each file once
+        whole = [r.path for r in index.requests if r.path.startswith("/files/") and not r.range]
+        tails = [r.path for r in index.requests if r.range == "bytes=-65536"]
+        assert sorted(tails) == sorted(set(tails))  # each wheel's tail once
+        assert sorted(whole) == sorted(set(whole))  # each file whole at most once
+        assert (whole == []) is ranges  # with ranges, nothing whole to choose
         assert downloads.get(choice.selected).is_file()  # what install stages from
-        assert index.paths_requested("/files/") == fetched  # ... without a second request
+        whole_now = [r.path for r in index.requests if r.path.startswith("/files/") and not r.range]
+        assert sorted(whole_now) == sorted(set(whole_now))  # ... never fetched twice

@@ -328,6 +328,7 @@ def test_lenient_cases_accepted() -> None:
         ('{"a": NaN}', "invalid JSON: NaN is not a JSON value"),  # Python extension
         (b'{"a": "\xc3\x28"}', "not UTF-8 text: invalid continuation byte at byte 7"),  # bad bytes
         ("[" * 100_000 + "]" * 100_000, "invalid JSON: nested too deeply"),  # recursion bomb
+        ('{"a": ' + "9" * 5000 + "}", "invalid JSON: a number of more than 4300 digits"),
         ('"just a string"', "expected a JSON object at the top level, got string"),  # not an object
     ],
 )

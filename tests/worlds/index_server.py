@@ -81,6 +81,16 @@ class IndexOptions:
         ``{"/simple/x/": 500}``.
     :param core_metadata: advertise each wheel's PEP 658 ``.metadata`` file (with its sha256).
     :param ranges: answer HTTP range requests (``False``: a server that sends the whole file).
+
+    Hostile servers (issue 12):
+
+    :param hashes: list sha256 hashes (``False``: an index that gives none).
+    :param links: filename -> the URL its link points to instead (e.g. ``file:///etc/passwd``).
+    :param redirects: request path -> where to redirect it (``302``), e.g. to ``ftp://...``.
+    :param drip: filename -> seconds between the bytes of its body (a stalling server).
+    :param truncate: filenames whose body stops halfway (the full ``Content-Length`` announced).
+    :param huge_metadata: ``.metadata`` files announce a 1 GiB ``Content-Length`` (and send
+        a few bytes).
     """
 
     forms: tuple[Form, ...] = ("json", "html")
@@ -91,6 +101,12 @@ class IndexOptions:
     status: Mapping[str, int] = field(default_factory=dict)
     core_metadata: bool = False
     ranges: bool = True
+    hashes: bool = True
+    links: Mapping[str, str] = field(default_factory=dict)
+    redirects: Mapping[str, str] = field(default_factory=dict)
+    drip: Mapping[str, float] = field(default_factory=dict)
+    truncate: frozenset[str] = frozenset()
+    huge_metadata: bool = False
 
 
 @dataclass(frozen=True)
@@ -325,8 +341,8 @@ class IndexServer:
                 continue
             entry: dict[str, Any] = {
                 "filename": path.name,
-                "url": f"../../files/{quote(path.name)}",
-                "hashes": {"sha256": self.sha256(path)},
+                "url": opts.links.get(path.name, f"../../files/{quote(path.name)}"),
+                "hashes": {"sha256": self.sha256(path)} if opts.hashes else {},
                 "size": path.stat().st_size,
             }
             if opts.core_metadata and path.name.endswith(".whl"):
@@ -381,7 +397,11 @@ class IndexServer:
 
 def _anchor(entry: Mapping[str, Any], href: str) -> str:
     """One PEP 503 link from a PEP 691 file entry."""
-    attributes = [f'href="{html.escape(href)}#sha256={entry["hashes"]["sha256"]}"']
+    if "://" in entry["url"]:  # an absolute link (a hostile one) stays as it is
+        href = entry["url"]
+    sha256 = entry["hashes"].get("sha256")
+    fragment = f"#sha256={sha256}" if sha256 else ""
+    attributes = [f'href="{html.escape(href)}{fragment}"']
     if "requires-python" in entry:
         attributes.append(f'data-requires-python="{html.escape(entry["requires-python"])}"')
     core = entry.get("core-metadata")
@@ -441,6 +461,42 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _log(self, status: int, sent: int) -> None:
+        logged = LoggedRequest(
+            self.path, self.headers.get("Accept"), status, None, self.headers.get("Range"), sent
+        )
+        with self.index._lock:
+            self.index.requests.append(logged)
+
+    def _send_partial(self, body: bytes, announced: int) -> None:
+        """Announce *announced* bytes, send *body* (fewer), and close the connection."""
+        self._log(200, len(body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(announced))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _drip(self, body: bytes, interval: float) -> None:
+        """Send *body* one byte every *interval* seconds (until the client gives up)."""
+        import time
+
+        self._log(200, len(body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(interval)
+        except OSError:
+            pass  # the client hung up: what a deadline does
+
     def _error(self, status: HTTPStatus) -> None:
         self._send(status, f"{status.value} {status.phrase}\n".encode(), "text/plain")
 
@@ -464,6 +520,10 @@ class _Handler(BaseHTTPRequestHandler):
         forced = index.options.status.get(path)
         if forced is not None:
             self._error(HTTPStatus(forced))
+            return
+        location = index.options.redirects.get(path)
+        if location is not None:
+            self._send(302, b"", None, Location=location)
             return
         parts = [unquote(p) for p in path.split("/") if p]
         if parts == ["simple"]:
@@ -493,6 +553,8 @@ class _Handler(BaseHTTPRequestHandler):
             metadata = wheel_metadata(wheel) if wheel.is_file() else None
             if metadata is None:
                 self._error(HTTPStatus.NOT_FOUND)
+            elif self.index.options.huge_metadata:
+                self._send_partial(metadata[:100], 1 << 30)
             else:
                 self._send(200, metadata, "application/octet-stream")
             return
@@ -501,6 +563,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         kind = "application/json" if target.suffix == ".json" else "application/octet-stream"
         data = target.read_bytes()
+        options = self.index.options
+        if name in options.drip:
+            self._drip(data, options.drip[name])
+            return
+        if name in options.truncate:
+            self._send_partial(data[: len(data) // 2], len(data))
+            return
         requested = self.headers.get("Range")
         if requested is None or not self.index.options.ranges:
             self._send(

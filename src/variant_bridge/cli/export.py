@@ -12,6 +12,7 @@ import click
 
 from variant_bridge._version import __version__
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options, usage_errors
+from variant_bridge.cli._fetching import FetchOptions, fetch_options
 from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
@@ -33,11 +34,15 @@ _FLAGS = {
 }
 
 
+# How the file was made, not what it holds: left out of the header (a cache path is this machine's).
+_NOT_RECORDED = frozenset({"as_json", "force", "cache_dir", "no_cache", "quiet", "verbose"})
+
+
 def _command_line(params: dict[str, Any]) -> str:
     """A canonical, deterministic rendering of the options given (for the file header)."""
     words = ["variant-bridge", "export"]
     for key, value in params.items():
-        if key in ("as_json", "force") or value in (None, False, ()):
+        if key in _NOT_RECORDED or value in (None, False, ()):
             continue
         flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
         if value is True:
@@ -136,10 +141,12 @@ def _command_line(params: dict[str, Any]) -> str:
         "installers with wheel-variant support accept."
     ),
 )
+@fetch_options()
 @json_option
 def export(
     *,
     env_options: EnvironmentOptions,
+    fetch: FetchOptions,
     format_: ExportFormat | None,
     output: Path | None,
     force: bool,
@@ -205,6 +212,8 @@ def export(
         indexes=IndexOptions(index_url, extra_index_urls, find_links),
         producer=f"variant-bridge {__version__}: "
         + _command_line(click.get_current_context().params),
+        cache_dir=fetch.cache_root(),
+        transport=fetch.downloads().transport,
     )
     with usage_errors():
         result = run_export(request, destination)
@@ -214,7 +223,7 @@ def export(
         click.echo(result.text, nl=False)
     if result.written is not None:
         click.echo(_wrote(result, updated=update is not None), err=True)
-    if result.written is not None or not as_json:
+    if (result.written is not None or not as_json) and not fetch.quiet:
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._fetching import FetchOptions, fetch_options
 from variant_bridge.cli._output import echo_json, json_option
 from variant_bridge.cli.select import (
     _choose,
-    _downloads,
     _reason,
     _source_options,
     _SourceOptions,
@@ -22,6 +22,7 @@ from variant_bridge.cli.select import (
 )
 
 if TYPE_CHECKING:
+    from variant_bridge.indexes.trust import VerifiedFile
     from variant_bridge.install import InstallResult
     from variant_bridge.jobs.select import PackageChoice, Target
 
@@ -40,6 +41,7 @@ __all__ = ["install"]
 @click.option(
     "--dry-run", is_flag=True, help="Choose, download and hash-check, but install nothing."
 )
+@fetch_options(hashes=True)
 @json_option
 def install(
     *,
@@ -51,17 +53,21 @@ def install(
     index_strategy: str,
     no_deps: bool,
     env_options: EnvironmentOptions,
+    fetch: FetchOptions,
     installer: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
     """Install exactly the wheels `select` chooses for the whole dependency tree into the target
-    interpreter (the prefix's python by default), each hash-checked against its index first: a
-    mismatch installs nothing. The installer (uv or pip) resolves nothing: it gets only those
-    files, offline, each pinned by hash, without dependencies. Files already installed exactly
-    as chosen are left alone, and a dependency already installed that satisfies the tree is
-    kept. Every installed variant's label is verified afterwards. Warns when a chosen wheel
-    requires nvidia-* wheels whose libraries the conda prefix already has.
+    interpreter (the prefix's python by default). Every file, dependencies included, is checked
+    first: against its index's sha256 (a find-links file is hashed and pinned; a remote file
+    whose index lists none is refused unless --no-require-hashes), and a variant's own
+    variant.json against the index's; any failure installs nothing. The installer (uv or pip)
+    resolves nothing: it gets only those files, offline, each pinned by hash, without
+    dependencies. Files already installed exactly as chosen are left alone, and a dependency
+    already installed that satisfies the tree is kept. Every installed variant's label is
+    verified afterwards. Warns when a chosen wheel requires nvidia-* wheels whose libraries the
+    conda prefix already has.
 
     \b
     Examples:
@@ -74,7 +80,7 @@ def install(
 
     # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
     # their requirements for the tree, then to install them.
-    downloads = _downloads()
+    downloads = fetch.downloads()
     given = _SourceOptions(find_links, index_url, extra_index_urls, python, index_strategy, no_deps)
     chosen = _choose(
         packages, env_options, given, downloads, fetch_chosen=True, read_installed=not dry_run
@@ -85,6 +91,7 @@ def install(
         python=target.python,
         installer=installer,  # type: ignore[arg-type]
         platform=target.env.platform,
+        require_hashes=fetch.require_hashes,
     )
     if not as_json:
         click.echo(_summary(target))
@@ -93,12 +100,13 @@ def install(
             click.echo(f"      {_reason(choice)}")
     _warn_duplicates(choices)
     result = run_install(install_plan, downloads=downloads, dry_run=dry_run, state=chosen.state)
+    fetch.echo_notes(downloads)
     if as_json:
         echo_json(_install_json(choices, result, target))
     else:
         _echo_installed(result, target, kept=sum(c.installed is not None for c in choices))
         if dry_run:
-            _echo_dry_run(choices, result.hashes)
+            _echo_dry_run(result.verified)
     sys.stdout.flush()
 
 
@@ -110,7 +118,17 @@ def _file_or_kept(choice: PackageChoice) -> str:
 def _install_json(
     choices: Sequence[PackageChoice], result: InstallResult, target: Target
 ) -> dict[str, Any]:
-    hashes = dict(result.hashes)
+    verified = {v.candidate.name: v for v in result.verified}
+
+    def checks(choice: PackageChoice) -> dict[str, Any]:
+        # sha256: of the file installed; sha256_checked: whether it was compared with a hash
+        # fixed before it was fetched (false only with --no-require-hashes); both null for a
+        # dependency kept as installed (no file).
+        file = verified.get(choice.selected.name) if choice.selected is not None else None
+        if file is None:
+            return {"sha256": None, "sha256_checked": None}
+        return {"sha256": file.sha256, "sha256_checked": file.checked}
+
     return {
         "installer": result.plan.installer,
         "python": target.python.executable,
@@ -118,13 +136,7 @@ def _install_json(
         "command": list(result.command),
         "installed": list(result.installed),
         "unchanged": list(result.unchanged),
-        "packages": [
-            {
-                **choice_json(c),
-                "sha256_checked": hashes.get(c.selected.name) if c.selected else None,
-            }
-            for c in choices
-        ],
+        "packages": [{**choice_json(c), **checks(c)} for c in choices],
     }
 
 
@@ -145,14 +157,16 @@ def _echo_installed(result: InstallResult, target: Target, *, kept: int) -> None
         click.echo(f"Nothing to install: {where} already has the whole tree.")
 
 
-def _echo_dry_run(choices: Sequence[PackageChoice], hashes: Sequence[tuple[str, str]]) -> None:
-    """Each chosen file: where it comes from, its checked sha256."""
-    checked = dict(hashes)
-    for choice in choices:
-        candidate = choice.selected
-        if candidate is None:
-            continue  # kept as installed
-        said = "matches the index" if candidate.sha256 else "(the source advertises none)"
+def _echo_dry_run(verified: Sequence[VerifiedFile]) -> None:
+    """Each chosen file: where it comes from, its sha256 and how it was checked."""
+    for file in verified:
+        candidate = file.candidate
+        if not file.checked:
+            said = "(unverified: the index lists none)"
+        elif candidate.url.startswith("file:"):
+            said = "(hashed here and pinned)"
+        else:
+            said = "matches the index"
         click.echo(f"  {candidate.name} from {candidate.url}")
-        click.echo(f"      sha256 {checked[candidate.name]} {said}")
+        click.echo(f"      sha256 {file.sha256} {said}")
     click.echo("Nothing was installed (--dry-run).")

@@ -14,6 +14,7 @@ import click
 
 from variant_bridge._values import value
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._fetching import FetchOptions, fetch_options
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
@@ -265,16 +266,6 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
     }
 
 
-def _downloads() -> Downloads:
-    """The command's one download directory; click removes it when the command ends (a killed
-    command's is removed by the next one: :mod:`variant_bridge.indexes.scratch`)."""
-    from variant_bridge.indexes import Downloads
-    from variant_bridge.indexes.scratch import scratch_dir
-
-    ctx = click.get_current_context()
-    return Downloads(ctx.with_resource(scratch_dir("downloads")))
-
-
 def _echo_choice(choice: PackageChoice) -> None:
     chosen = choice.chosen
     title = f"{choice.files.project} {choice.files.version}"
@@ -361,6 +352,7 @@ def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
 @_source_options
 @environment_options()
+@fetch_options()
 @json_option
 def select(
     *,
@@ -372,6 +364,7 @@ def select(
     index_strategy: str,
     no_deps: bool,
     env_options: EnvironmentOptions,
+    fetch: FetchOptions,
     as_json: bool,
 ) -> None:
     """Choose, for each package, the wheel consistent with the environment's conda view
@@ -388,7 +381,8 @@ def select(
     given = _SourceOptions(find_links, index_url, extra_index_urls, python, index_strategy, no_deps)
     # The chosen wheels' requirements are read (downloading a wheel only when the index offers
     # neither PEP 658 metadata nor ranges), so that select resolves the tree install installs.
-    chosen = _choose(packages, env_options, given, _downloads(), fetch_chosen=True)
+    downloads = fetch.downloads()
+    chosen = _choose(packages, env_options, given, downloads, fetch_chosen=True)
     target, choices = chosen.target, chosen.choices
     if as_json:
         echo_json([choice_json(c) for c in choices])
@@ -396,6 +390,7 @@ def select(
         click.echo(_summary(target))
         _echo_tree(choices)
     _warn_duplicates(choices)
+    fetch.echo_notes(downloads)
     failed = [c for c in choices if c.failed]
     if failed:
         from variant_bridge.cli import CliError

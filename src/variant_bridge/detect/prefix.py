@@ -14,25 +14,30 @@ install) are skipped with a note.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from variant_bridge._json import loads
 from variant_bridge._values import value
+from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
-from variant_bridge.errors import DetectionError, clip
+from variant_bridge.errors import DetectionError, InvalidMetadata, NotRegularFileError, clip
 from variant_bridge.mappings import load_tables
 from variant_bridge.virtual_packages import TOOLKIT_SHAPE
+
+if TYPE_CHECKING:
+    from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "PrefixContents",
     "check_toolkit_version",
     "read_conda_meta",
     "read_dist_info",
+    "read_dist_info_variant",
     "read_prefix",
     "toolkit_of",
 ]
@@ -88,8 +93,8 @@ def read_prefix(
     meta = prefix / "conda-meta"
     if not meta.is_dir():
         raise DetectionError(f"{where} is not a conda prefix (no conda-meta/){hint}")
-    records, owned, site_hint = read_conda_meta(meta)
     notes: list[str] = []
+    records, owned, site_hint = read_conda_meta(meta, notes)
     platform = _platform_of(records, notes)
     python_record = next((r for r in records if r.name == "python"), None)
     python = python_record.version if python_record is not None else None
@@ -120,10 +125,14 @@ def _not_a_directory(path: Path) -> str | None:
         return f"cannot read: {e.strerror or e}"
 
 
-def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str | None]:
+def read_conda_meta(
+    meta: Path, notes: list[str] | None = None
+) -> tuple[list[CondaRecord], frozenset[str], str | None]:
     """Records of ``conda-meta/*.json``, the dist-info names they own, and the python record's
     ``python_site_packages_path`` (CEP 17) when set.
 
+    :param notes: where a ``*.json`` that is not a regular file (a FIFO, a device: reading it
+        would block or never end) is reported as skipped; without it, that is an error.
     :raises DetectionError: the directory or a record cannot be read or is invalid.
     """
     try:
@@ -135,7 +144,13 @@ def read_conda_meta(meta: Path) -> tuple[list[CondaRecord], frozenset[str], str 
     site_hint: str | None = None
     for name in names:
         path = meta / name
-        raw = _read_bytes(path)
+        try:
+            raw = _read_bytes(path)
+        except DetectionError as e:
+            if notes is None or not isinstance(e.__cause__, NotRegularFileError):
+                raise
+            notes.append(f"skipped {path}: {e.__cause__.kind}, not a conda record")
+            continue
         obj = _load_json(raw, path)
         record = _record(obj, path)
         check_toolkit_version(record, str(path))
@@ -165,21 +180,28 @@ def check_toolkit_version(record: CondaRecord, where: str) -> None:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """A regular file's bytes (a FIFO or a device would block or never end).
+
+    :raises DetectionError: naming *path*; caused by :class:`NotRegularFileError` for a FIFO.
+    """
     try:
-        return path.read_bytes()
+        return read_regular(path)
+    except OSError as e:
+        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+
+
+def _read_optional(path: Path) -> bytes | None:
+    """:func:`_read_bytes`, or ``None`` when *path* does not exist."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
     except OSError as e:
         raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
 
 
 def _load_json(raw: bytes, path: Path) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise DetectionError(
-            f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
-        ) from e
-    except UnicodeDecodeError as e:
-        raise DetectionError(f"{path}: invalid JSON: not UTF-8 ({e.reason})") from e
+    return loads(raw, source=str(path), error=DetectionError)
 
 
 def _record(obj: Any, path: Path) -> CondaRecord:
@@ -309,13 +331,10 @@ def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistr
     :raises InvalidMetadata: its ``variant.json`` is malformed (that changes what is installed,
         so it stays an error; the message names the file).
     """
-    metadata_path = path / "METADATA"
-    try:
-        text = metadata_path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    raw = _read_optional(path / "METADATA")
+    if raw is None:
         return None
-    except OSError as e:
-        raise DetectionError(f"{metadata_path}: cannot read: {e.strerror or e}") from e
+    text = raw.decode("utf-8", "replace")
     name, version, requires = _parse_metadata(text)
     if not name or not version:
         stem_name, _, stem_version = path.name.removesuffix(".dist-info").partition("-")
@@ -327,8 +346,6 @@ def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistr
             raise
         notes.append(f"{e}; ignored, so where {name} {version} was installed from is unknown")
         direct_url = sha256 = None
-    from variant_bridge.indexes.variant_files import read_dist_info_variant
-
     return PythonDistribution(
         name=name,
         version=version,
@@ -360,23 +377,18 @@ def _parse_metadata(text: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 def _installer(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    raw = _read_optional(path)
+    if raw is None:
         return None
-    except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+    text = raw.decode("utf-8", "replace")
     return text.strip().splitlines()[0].strip() if text.strip() else None
 
 
 def _direct_url(path: Path) -> tuple[str | None, str | None]:
     """PEP 610: the ``url`` and the archive's sha256 (``hashes`` or the legacy ``hash``)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = _read_optional(path)
+    if raw is None:
         return None, None
-    except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
     obj = _load_json(raw, path)
     if not isinstance(obj, dict) or not isinstance(obj.get("url"), str):
         raise DetectionError(f"{path}: expected a PEP 610 object with a string 'url'")
@@ -389,3 +401,26 @@ def _direct_url(path: Path) -> tuple[str | None, str | None]:
         elif isinstance(info.get("hash"), str) and info["hash"].startswith("sha256="):
             sha256 = info["hash"].removeprefix("sha256=")
     return obj["url"], sha256
+
+
+def read_dist_info_variant(dist_info: str | os.PathLike[str]) -> VariantDescription | None:
+    """The variant an installed distribution was built as, from ``{dist_info}/variant.json``.
+
+    :returns: ``None`` when the distribution has no ``variant.json`` (a non-variant install).
+    :raises InvalidMetadata: when *dist_info* is not a directory, or ``variant.json`` is not a
+        regular file, is malformed or lists other than exactly one label.
+    """
+    from variant_bridge.metadata import read_variant_json, single_variant
+
+    directory = Path(dist_info)
+    if not directory.is_dir():
+        raise InvalidMetadata(f"{directory}: not a .dist-info directory")
+    file = directory / "variant.json"
+    try:
+        raw = read_regular(file)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InvalidMetadata(f"{file}: cannot read: {e.strerror or e}") from e
+    meta = read_variant_json(raw, source=str(file))
+    return single_variant(meta, source=str(file))

@@ -7,7 +7,6 @@ file (same sha256, or the same ``RECORD`` hashes); otherwise ``url=None`` and th
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -16,10 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from variant_bridge._json import loads
+from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
 from variant_bridge.indexes import download, file_sha256, find_candidates, url_to_path
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 
 __all__ = [
@@ -89,15 +91,12 @@ def read_direct_url(dist_info: str | os.PathLike[str]) -> DirectUrl | None:
     """
     path = Path(dist_info) / "direct_url.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DetectionError(f"cannot read {str(path)!r}: {e}") from e
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DetectionError(f"corrupt {str(path)!r}: not JSON ({e.msg} at line {e.lineno})") from e
+    except OSError as e:
+        raise DetectionError(f"cannot read {str(path)!r}: {e.strerror or e}") from e
+    data = loads(text, source=f"corrupt {str(path)!r}", error=DetectionError)
     if not isinstance(data, dict) or not isinstance(data.get("url"), str):
         raise DetectionError(f"corrupt {str(path)!r}: expected an object with a string 'url'")
     sha256: str | None = None
@@ -201,6 +200,7 @@ def establish_origins(
     index_urls: Sequence[str] = (),
     cache_dir: Path | None = None,
     every_wheel: bool = False,
+    transport: Transport | None = None,
 ) -> tuple[WheelOrigin, ...]:
     """The origin of every variant wheel in *env* (of every wheel with *every_wheel*), in the
     order of ``env.python_packages``.
@@ -217,6 +217,7 @@ def establish_origins(
             index_urls=index_urls,
             python_version=python,
             cache_dir=cache_dir,
+            transport=transport,
         )
         for dist in env.python_packages
         if every_wheel or is_variant_distribution(dist)
@@ -234,6 +235,7 @@ def establish_origin(
     index_urls: Sequence[str] = (),
     python_version: str | None = None,
     cache_dir: Path | None = None,
+    transport: Transport | None = None,
 ) -> WheelOrigin:
     """The origin of one installed or locked variant wheel (see the module docstring)."""
     wheel = _Wheel(dist, variant_label(dist))
@@ -241,7 +243,7 @@ def establish_origin(
     installed = location.rstrip("/\\").endswith(".dist-info")
     if location and not installed:
         return _locked_origin(wheel, location)
-    places = _Places(find_links, index_urls, python_version, cache_dir)
+    places = _Places(find_links, index_urls, python_version, cache_dir, transport)
     dist_info = Path(location) if installed else None
     direct = read_direct_url(dist_info) if dist_info is not None else None
     if direct is None and dist.direct_url:
@@ -300,6 +302,7 @@ class _Places:
     index_urls: Sequence[str]
     python_version: str | None
     cache_dir: Path | None
+    transport: Transport | None = None
 
     def __bool__(self) -> bool:
         return bool(self.find_links or self.index_urls)
@@ -396,6 +399,7 @@ def _lookup(
             version=f"=={dist.version}",
             python_version=places.python_version or _running_python(),
             cache_dir=places.cache_dir,
+            transport=places.transport,
         )
     except SelectionError:
         return None
@@ -414,7 +418,7 @@ def _lookup(
             path = (
                 local
                 if local is not None
-                else download(candidate, places.cache_dir or Path(scratch))
+                else download(candidate, Path(scratch), transport=places.transport)
             )
             actual = file_sha256(path)
             if expected is not None:

@@ -80,6 +80,16 @@ def _non_wheel_version(filename: str) -> Version | None:
         return None
 
 
+def _version_hint(filename: str) -> Version | None:
+    """The version a file's name states, whatever the kind of file; ``None`` when unclear."""
+    if filename.endswith(".whl"):
+        try:
+            return WheelFilename.parse(filename).parsed_version
+        except InvalidWheelFilename:
+            return None
+    return _non_wheel_version(filename)
+
+
 def _variants_json_version(filename: str, project: str) -> Version | None:
     """The version of ``{name}-{version}-variants.json`` when it belongs to *project*."""
     if not filename.endswith(VARIANTS_JSON_SUFFIX):
@@ -160,6 +170,10 @@ class Listing:
     def add(self, file: IndexFile) -> None:
         if file.filename in self._seen:
             return  # the first source listing a filename wins, as with pip's ordering
+        if file.problem is not None:  # refused when listed (a file: link on a remote page...)
+            if not (file.flat and not _belongs(file.filename, self.project)):
+                self._reject(_version_hint(file.filename), file, file.problem)
+            return
         json_version = _variants_json_version(file.filename, self.project)
         if json_version is not None:
             self._see(file)

@@ -32,6 +32,7 @@ class ProblemKind(enum.Enum):
     PASSED_OVER = "a newer version without a wheel for the target"
     INVALID_VARIANT_METADATA = "invalid variant metadata"
     UNKNOWN_LABEL = "label not in the variant metadata"
+    REFUSED_URL = "a URL the index may not point to"
 
 
 @value
@@ -112,6 +113,9 @@ class Candidate:
     :param size: the size in bytes when known.
     :param core_metadata: the index advertises a PEP 658 ``.metadata`` file (only then is it
         fetched); :param core_metadata_sha256: its advertised sha256.
+    :param variant_source: where :attr:`variant` was read (the ``*-variants.json`` URLs or
+        paths, or the wheel whose ``variant.json`` completed them): what the wheel's own
+        ``variant.json`` is compared with before it is installed.
     """
 
     filename: WheelFilename
@@ -125,6 +129,7 @@ class Candidate:
     size: int | None = None
     core_metadata: bool = False
     core_metadata_sha256: str | None = None
+    variant_source: str | None = None
 
     @property
     def name(self) -> str:

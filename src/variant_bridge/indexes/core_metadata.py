@@ -2,18 +2,17 @@
 
 In order: the local file (a find-links wheel, or a copy this command already downloaded); the
 PEP 658 ``.metadata`` file, only when the index advertises it (hash-checked when it gives one);
-the wheel's own ``METADATA`` read with HTTP range requests (:mod:`.ranges`), also when an
-advertised ``.metadata`` file cannot be fetched; and, only when the
-caller allows it, the whole wheel through :class:`~variant_bridge.indexes.Downloads`. Whatever is
-read is size-capped (:data:`MAX_CORE_METADATA`). :class:`CoreMetadataReader` reads each wheel at
-most once per command and counts what it did.
+the wheel's own ``METADATA`` from the cache or read with HTTP range requests
+(:meth:`Downloads.members <variant_bridge.indexes.Downloads.members>`), also when an advertised
+``.metadata`` file cannot be fetched; and, only when the caller allows it, the whole wheel
+through :class:`~variant_bridge.indexes.Downloads`. Whatever is read is size-capped
+(:data:`MAX_CORE_METADATA`). :class:`CoreMetadataReader` reads each wheel at most once per
+command and counts what it did.
 """
 
 from __future__ import annotations
 
-import enum
 import hashlib
-import zipfile
 from collections import Counter
 from dataclasses import dataclass
 from email.parser import HeaderParser
@@ -21,8 +20,14 @@ from pathlib import Path
 
 from variant_bridge.errors import IndexReadError, InvalidMetadata
 from variant_bridge.indexes.candidates import Candidate
-from variant_bridge.indexes.download import Downloads, fetch, url_to_path
-from variant_bridge.indexes.ranges import RangesNotSupported, open_remote_zip
+from variant_bridge.indexes.download import Downloads, url_to_path
+from variant_bridge.indexes.members import (
+    MAX_MEMBER,
+    METADATA,
+    MetadataSource,
+    WheelMembers,
+    local_members,
+)
 
 __all__ = [
     "MAX_CORE_METADATA",
@@ -32,17 +37,8 @@ __all__ = [
     "read_wheel_metadata",
 ]
 
-MAX_CORE_METADATA = 16 * 1024 * 1024
+MAX_CORE_METADATA = MAX_MEMBER
 """The largest ``METADATA`` read, from any source (a real one is a few KiB)."""
-
-
-class MetadataSource(enum.Enum):
-    """Where a wheel's core metadata was read; the value is how ``--json`` names it."""
-
-    LOCAL = "local file"
-    PEP658 = "PEP 658 metadata file"
-    RANGES = "HTTP range requests"
-    DOWNLOAD = "downloaded wheel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,30 +67,17 @@ class CoreMetadata:
         )
 
 
-def _metadata_member(archive: zipfile.ZipFile, where: str) -> zipfile.ZipInfo:
-    found = [
-        info
-        for info in archive.infolist()
-        if info.filename.count("/") == 1 and info.filename.endswith(".dist-info/METADATA")
-    ]
-    if len(found) != 1:
-        what = "no" if not found else "more than one"
-        raise InvalidMetadata(f"{where}: {what} *.dist-info/METADATA")
-    if found[0].file_size > MAX_CORE_METADATA:
-        raise InvalidMetadata(
-            f"{where}!{found[0].filename} is {found[0].file_size} bytes, more than the "
-            f"{MAX_CORE_METADATA} read: refused"
-        )
-    return found[0]
+def metadata_of(members: WheelMembers) -> CoreMetadata:
+    """The core metadata among a wheel's members.
 
-
-def _read_member(archive: zipfile.ZipFile, where: str) -> str:
-    info = _metadata_member(archive, where)
-    with archive.open(info) as member:
-        data = member.read(MAX_CORE_METADATA + 1)  # the header's size may lie
-    if len(data) > MAX_CORE_METADATA:
-        raise InvalidMetadata(f"{where}!{info.filename} is larger than {MAX_CORE_METADATA} bytes")
-    return data.decode("utf-8", "replace")
+    :raises InvalidMetadata: no (or several) ``*.dist-info/METADATA``, or one too big (with its
+        size: it was not read).
+    """
+    found = members.one(METADATA)
+    if found is None:
+        raise InvalidMetadata(f"{members.where}: no *.dist-info/METADATA")
+    _, data = found
+    return CoreMetadata.parse(data.decode("utf-8", "replace"), members.source, members.where)
 
 
 def read_wheel_metadata(path: Path, source: MetadataSource = MetadataSource.LOCAL) -> CoreMetadata:
@@ -102,12 +85,15 @@ def read_wheel_metadata(path: Path, source: MetadataSource = MetadataSource.LOCA
 
     :raises InvalidMetadata: naming the wheel: not a zip, no (or several) ``METADATA``, too big.
     """
-    try:
-        with zipfile.ZipFile(path) as archive:
-            text = _read_member(archive, str(path))
-    except (OSError, zipfile.BadZipFile) as e:
-        raise InvalidMetadata(f"{path}: not a readable wheel: {e}") from e
-    return CoreMetadata.parse(text, source, str(path))
+    metadata = metadata_of(local_members(path, source))
+    return CoreMetadata(
+        metadata.name,
+        metadata.version,
+        metadata.requires_dist,
+        metadata.requires_python,
+        source,
+        str(path),
+    )
 
 
 class CoreMetadataReader:
@@ -152,29 +138,26 @@ class CoreMetadataReader:
         if local is not None:
             return read_wheel_metadata(local)
         failed: IndexReadError | None = None
-        if candidate.core_metadata:
+        if candidate.core_metadata:  # never fetched unless the index advertises it
             try:
                 return self._pep658(candidate)
             except IndexReadError as e:  # an advertised file that cannot be had: the wheel may
                 failed = e
         try:
-            with open_remote_zip(url) as archive:
-                text = _read_member(archive, url)
-            return CoreMetadata.parse(text, MetadataSource.RANGES, url)
-        except RangesNotSupported:
-            if not download:
-                if failed is not None:
-                    raise failed from None
-                return None
+            members = self.downloads.members(candidate, download=download)
         except IndexReadError:
             if failed is not None:
                 raise failed from None
             raise
-        return read_wheel_metadata(self.downloads.get(candidate), MetadataSource.DOWNLOAD)
+        if members is None:
+            if failed is not None:
+                raise failed
+            return None
+        return metadata_of(members)
 
     def _pep658(self, candidate: Candidate) -> CoreMetadata:
         url = candidate.url + ".metadata"
-        response = fetch(url, max_bytes=MAX_CORE_METADATA)
+        response = self.downloads.transport.get(url, max_bytes=MAX_CORE_METADATA)
         assert response is not None  # not_found_ok is off
         expected = candidate.core_metadata_sha256
         if expected is not None:

@@ -9,7 +9,6 @@ start from text (checked there, once).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -32,6 +31,7 @@ from variant_bridge.indexes._versions import (
 from variant_bridge.indexes.candidates import Candidate, PackageFiles, Problem, ProblemKind
 from variant_bridge.indexes.download import Downloads
 from variant_bridge.indexes.sources import IndexSource, IndexStrategy, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.properties import VariantDescription
 
@@ -49,6 +49,7 @@ class ProjectListing:
     and command: versions and their files are then read from it (:meth:`versions`,
     :meth:`files`).
 
+    :param transport: the command's HTTP requests (``downloads.transport``).
     :raises IndexReadError: a source cannot be read (naming the URL or path and the reason).
     """
 
@@ -59,6 +60,7 @@ class ProjectListing:
         *,
         python: Version,
         strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
+        transport: Transport | None = None,
     ) -> None:
         self.listing = Listing(canonicalize_name(project), python, str(python))
         self.strategy = strategy
@@ -71,7 +73,7 @@ class ProjectListing:
                 passed.append(source.name)
                 continue
             consulted.append(source.name)
-            files = source.list_files(self.listing.project)
+            files = source.list_files(self.listing.project, transport=transport)
             if files is None:
                 self.notes.append(source.missing(self.listing.project))
                 continue
@@ -124,12 +126,15 @@ class ProjectListing:
         files = sorted(
             (f for v, f in listing.variants_files if v == version), key=lambda f: f.filename
         )
-        meta, where = read_variants_files(files)
+        meta, where = read_variants_files(files, downloads.transport)
         plain = [_candidate(w) for w in wheels]
-        meta, problems = complete_metadata(plain, meta, where, downloads)
+        meta, problems, read_from = complete_metadata(plain, meta, where, downloads)
         variants = {d.label: d for d in meta.variants} if meta is not None else {}
         candidates = tuple(
-            sorted((_resolve(c, variants, problems, where) for c in plain), key=lambda c: c.name)
+            sorted(
+                (_resolve(c, variants, problems, where, read_from) for c in plain),
+                key=lambda c: c.name,
+            )
         )
         return PackageFiles(
             project=listing.project,
@@ -162,6 +167,7 @@ def _resolve(
     variants: Mapping[str, VariantDescription],
     problems: Mapping[str, Problem],
     where: Sequence[str],
+    read_from: Mapping[str, str],
 ) -> Candidate:
     label = candidate.label
     if label is None:
@@ -173,7 +179,9 @@ def _resolve(
         listed = f" (read from {', '.join(where)})" if where else ""
         text = f"label {label!r} is not in the variant metadata{listed}"
         return replace(candidate, problem=Problem(ProblemKind.UNKNOWN_LABEL, text))
-    return replace(candidate, variant=variant)
+    # The index's files, unless this label was completed from a wheel's own variant.json.
+    source = read_from.get(label) or ", ".join(w for w in where if w not in read_from.values())
+    return replace(candidate, variant=variant, variant_source=source or None)
 
 
 def find_files(
@@ -201,7 +209,9 @@ def find_files(
     :raises InvalidMetadata: a ``variants.json`` or ``variant.json`` is malformed (naming it).
     :raises HashMismatch: a file read for its metadata does not match its advertised hash.
     """
-    found = ProjectListing(project, sources, python=python, strategy=strategy)
+    found = ProjectListing(
+        project, sources, python=python, strategy=strategy, transport=downloads.transport
+    )
     target = frozenset(tags) if tags is not None else None
     chosen = next(found.versions(spec, tags=target), None)
     if chosen is None:
@@ -237,6 +247,7 @@ def find_candidates(
     python_version: str,
     cache_dir: Path | None = None,
     tags: Iterable[Tag] | None = None,
+    transport: Transport | None = None,
 ) -> PackageFiles:
     """:func:`find_files` from text: every argument is checked here.
 
@@ -245,8 +256,9 @@ def find_candidates(
     :param version: a version (``1.2``, meaning ``==1.2``) or a PEP 440 specifier; ``None``
         means the highest version that has a usable wheel.
     :param python_version: the target interpreter's version, for ``requires-python``.
-    :param cache_dir: where remote variant wheels are downloaded when their metadata must be
-        read from inside them; ``None`` means a temporary directory removed afterwards.
+    :param cache_dir: the content-addressed cache (:class:`~variant_bridge.indexes.cache.Cache`)
+        to read from and add to; ``None``: no cache (wheels downloaded to read their metadata
+        go to a temporary directory removed afterwards).
     :raises InvalidTarget: a malformed Python version or URL.
     :raises SelectionError: see :func:`find_files`; also an invalid project name or version.
     """
@@ -262,12 +274,10 @@ def find_candidates(
     if not find_links and not index_urls:
         raise SelectionError(f"no find-links directory or index URL to look for {project!r} in")
     sources = open_sources(find_links, index_urls)
-    with contextlib.ExitStack() as stack:
-        downloads = (
-            Downloads(cache_dir)
-            if cache_dir is not None
-            else stack.enter_context(Downloads.temporary())
-        )
+    from variant_bridge.indexes.cache import Cache
+
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    with Downloads.temporary(cache=cache, transport=transport) as downloads:
         return find_files(
             project, sources, spec=spec, python=python, downloads=downloads, tags=tags
         )

@@ -21,6 +21,7 @@ from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
 from variant_bridge.indexes.simple import parse_links_page
+from variant_bridge.indexes.transport import Transport
 
 __all__ = ["list_find_links", "location_name", "read_local_wheel", "wheel_requires_python"]
 
@@ -100,7 +101,11 @@ def _list_directory(
 
 
 def list_find_links(
-    location: str | os.PathLike[str], *, project: str | None = None, lazy: bool = False
+    location: str | os.PathLike[str],
+    *,
+    project: str | None = None,
+    lazy: bool = False,
+    transport: Transport | None = None,
 ) -> list[IndexFile]:
     """Every file a find-links location offers (all projects; the caller filters).
 
@@ -110,12 +115,13 @@ def list_find_links(
         of other projects' wheels is then not opened); ``None``: from every wheel.
     :param lazy: read no wheel now: they are listed with ``unread`` set, for
         :func:`read_local_wheel` to read when needed.
+    :param transport: the command's HTTP requests, for a page of links.
     :raises IndexReadError: the directory does not exist or the page cannot be fetched.
     """
     text = os.fspath(location)
     source = location_name(location)
     if text.startswith(("http://", "https://")):
-        response = fetch(text)
+        response = fetch(text, transport=transport)
         assert response is not None  # fetch only returns None when not_found_ok
         return parse_links_page(response, source=source)
     return _list_directory(

@@ -18,8 +18,8 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from variant_bridge.errors import IndexReadError
-from variant_bridge.indexes.download import _open, _reason
+from variant_bridge.errors import IndexReadError, InvalidMetadata
+from variant_bridge.indexes.transport import Transport
 
 __all__ = ["BLOCK", "RangeFile", "RangesNotSupported", "open_remote_zip"]
 
@@ -41,13 +41,22 @@ class RangeFile(io.RawIOBase):
     :param url: an ``http(s)://`` URL.
     :param block: the least a request asks for.
     :param max_bytes: the most this file fetches in all.
+    :param transport: the command's requests (deadlines, log); default: a new one.
     :raises RangesNotSupported: the server does not answer range requests.
     :raises IndexReadError: the URL cannot be fetched.
     """
 
-    def __init__(self, url: str, *, block: int = BLOCK, max_bytes: int = MAX_FETCHED) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        block: int = BLOCK,
+        max_bytes: int = MAX_FETCHED,
+        transport: Transport | None = None,
+    ) -> None:
         super().__init__()
         self.url = url
+        self.transport = transport or Transport()
         self.block = block
         self.max_bytes = max_bytes
         self.requests = 0
@@ -63,29 +72,20 @@ class RangeFile(io.RawIOBase):
 
     def _get(self, spec: str) -> tuple[int, bytes, int]:
         """One range request: (first byte, body, file size)."""
-        response = _open(self.url, accept=None, headers={"Range": spec})
-        with response:
-            status = getattr(response, "status", 200)
-            headers = getattr(response, "headers", None)
-            content_range = headers.get("Content-Range", "") if headers is not None else ""
+        with self.transport.open(self.url, headers={"Range": spec}) as body:
+            content_range = body.headers.get("Content-Range", "") or ""
             match = _CONTENT_RANGE_RE.fullmatch(content_range.strip())
-            if status != 206 or match is None:
+            if body.status != 206 or match is None:
+                # Closed unread: a server ignoring ranges would send the whole file.
                 raise RangesNotSupported(
-                    f"{self.url} does not answer range requests (HTTP {status})"
+                    f"{self.url} does not answer range requests (HTTP {body.status})"
                 )
             first, last = int(match["first"]), int(match["last"])
-            if self.fetched + (last - first + 1) > self.max_bytes:
+            if last < first or self.fetched + (last - first + 1) > self.max_bytes:
                 raise IndexReadError(
                     f"{self.url}: reading it needs more than {self.max_bytes} bytes: refused"
                 )
-            try:
-                data = response.read(last - first + 1)
-            except OSError as e:
-                raise IndexReadError(f"cannot read {self.url}: {_reason(e)}") from e
-        if len(data) != last - first + 1:
-            raise IndexReadError(
-                f"{self.url}: bytes {first}-{last} came back truncated ({len(data)} bytes)"
-            )
+            data = body.read_exact(last - first + 1)
         self.requests += 1
         self.fetched += len(data)
         return first, data, int(match["size"])
@@ -158,16 +158,19 @@ class RangeFile(io.RawIOBase):
 
 
 @contextmanager
-def open_remote_zip(url: str, *, max_bytes: int = MAX_FETCHED) -> Iterator[zipfile.ZipFile]:
+def open_remote_zip(
+    url: str, *, max_bytes: int = MAX_FETCHED, transport: Transport | None = None
+) -> Iterator[zipfile.ZipFile]:
     """A remote zip (a wheel) read with range requests; members are read on demand.
 
     :raises RangesNotSupported: the server does not answer range requests.
-    :raises IndexReadError: the URL cannot be read, or is not a zip.
+    :raises IndexReadError: the URL cannot be read.
+    :raises InvalidMetadata: it is not a zip (the file's fault, not the network's).
     """
-    remote = RangeFile(url, max_bytes=max_bytes)
+    remote = RangeFile(url, max_bytes=max_bytes, transport=transport)
     try:
         archive = zipfile.ZipFile(io.BufferedReader(remote, buffer_size=remote.block))
-    except (zipfile.BadZipFile, OSError) as e:
-        raise IndexReadError(f"{url} is not a readable wheel: {e}") from e
+    except zipfile.BadZipFile as e:
+        raise InvalidMetadata(f"{url}: not a readable wheel (zip) file: {e}") from e
     with archive:
         yield archive

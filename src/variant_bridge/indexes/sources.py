@@ -18,6 +18,7 @@ from typing import Protocol
 from variant_bridge._values import value
 from variant_bridge.indexes import findlinks, simple
 from variant_bridge.indexes.candidates import IndexFile
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.urls import check_find_links, check_url
 
 __all__ = [
@@ -59,9 +60,13 @@ class IndexSource(Protocol):
         """``True`` for a find-links location: its files are merged with the index consulted for
         a project whatever the :class:`IndexStrategy` (as uv merges ``--find-links``)."""
 
-    def list_files(self, project: str) -> Sequence[IndexFile] | None:
+    def list_files(
+        self, project: str, *, transport: Transport | None = None
+    ) -> Sequence[IndexFile] | None:
         """The files offered for *project* (canonical name); ``None`` when the source has no
         page for it (a simple index's HTTP 404), which is not an error.
+
+        :param transport: the command's HTTP requests (default: a new one).
 
         A flat listing (a find-links directory or page) lists every project's files; the caller
         keeps *project*'s. Local wheels may come back ``unread`` (see :class:`IndexFile`).
@@ -90,8 +95,12 @@ class FindLinks:
         text = check_find_links(os.fspath(location))
         return cls(text, findlinks.location_name(text))
 
-    def list_files(self, project: str) -> Sequence[IndexFile]:
-        return findlinks.list_find_links(self.location, project=project, lazy=True)
+    def list_files(
+        self, project: str, *, transport: Transport | None = None
+    ) -> Sequence[IndexFile]:
+        return findlinks.list_find_links(
+            self.location, project=project, lazy=True, transport=transport
+        )
 
     def missing(self, project: str) -> str:  # pragma: no cover - a listing is never missing
         return f"{self.name}: no files for {project}"
@@ -116,8 +125,10 @@ class SimpleIndex:
     def name(self) -> str:
         return self.url
 
-    def list_files(self, project: str) -> Sequence[IndexFile] | None:
-        return simple.list_project_files(self.url, project)
+    def list_files(
+        self, project: str, *, transport: Transport | None = None
+    ) -> Sequence[IndexFile] | None:
+        return simple.list_project_files(self.url, project, transport=transport)
 
     def missing(self, project: str) -> str:
         return f"{simple.project_url(self.url, project)}: HTTP 404 Not Found"

@@ -1,98 +1,67 @@
-"""Read variant metadata from files: index files, wheel zips and installed ``*.dist-info`` dirs.
+"""Read variant metadata from files: index files and wheels (local or remote).
 
 The parsing and merging are :mod:`variant_bridge.metadata` (pure); this module opens things and
 names them in errors (a member of a wheel is ``{wheel}!{member}``). For one release it reads the
-``{name}-{version}-variants.json`` files a source has, then the ``variant.json`` inside one wheel
-per label they lack (PEP 825 PR #5100), downloading remote wheels (hash-checked) for that.
+``{name}-{version}-variants.json`` files a source has (size-capped, hash-checked when the index
+gives a hash), then the ``variant.json`` inside one wheel per label they lack (PEP 825 PR
+#5100): a remote wheel's with HTTP range requests, or from the cache; the whole wheel is
+downloaded only from a server that cannot serve ranges
+(:meth:`~variant_bridge.indexes.Downloads.members`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sys
-import zipfile
-import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from variant_bridge.errors import HashMismatch, IndexReadError, InvalidMetadata
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.candidates import Candidate, IndexFile, Problem, ProblemKind
-from variant_bridge.indexes.download import Downloads, fetch, url_to_path
+from variant_bridge.indexes.download import Downloads, fetch
+from variant_bridge.indexes.members import VARIANT_JSON, WheelMembers, local_members
+from variant_bridge.indexes.transport import MAX_DOCUMENT, Transport
 from variant_bridge.metadata import (
     VariantMetadata,
     merge_metadata,
     read_variant_json,
     single_variant,
 )
-from variant_bridge.properties import VariantDescription
 
 __all__ = [
+    "MAX_VARIANTS_JSON",
     "VARIANT_JSON",
     "complete_metadata",
-    "read_dist_info_variant",
     "read_variants_files",
     "read_wheel_variant_metadata",
+    "variant_metadata_of",
 ]
 
-VARIANT_JSON = "variant.json"
-"""The file name of a wheel's variant metadata inside its ``.dist-info`` directory."""
-
-# Only a top-level .dist-info directory counts; a vendored package's copy deeper down does not.
-_VARIANT_MEMBER_RE = re.compile(r"[^/]+\.dist-info/" + re.escape(VARIANT_JSON))
-# A variant.json is a few KiB; refuse to inflate something absurd into memory.
-_MAX_MEMBER_SIZE = 16 * 1024 * 1024
+MAX_VARIANTS_JSON = MAX_DOCUMENT
+"""The largest ``*-variants.json`` read (torch's lists a few dozen labels in a few KiB)."""
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise InvalidMetadata(f"{path}: cannot read {what}: {reason}") from error
-
-
-def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadata | None:
+def variant_metadata_of(members: WheelMembers, filename: WheelFilename) -> VariantMetadata | None:
     """The metadata in a wheel's ``*.dist-info/variant.json``; ``None`` for a non-variant wheel.
 
     The label of the filename must be the single label of ``variant.json``.
 
-    :raises InvalidWheelFilename: when the file is not named like a wheel.
-    :raises InvalidMetadata: naming the wheel, for a corrupt zip, a labelled wheel without
-        ``variant.json`` (or the reverse), several ``variant.json`` files or a label mismatch.
+    :raises InvalidMetadata: naming the wheel: a labelled wheel without ``variant.json`` (or the
+        reverse), several ``variant.json`` files, one too large, or a label mismatch.
     """
-    path = Path(wheel)
-    filename = WheelFilename.parse(path.name)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = [
-                info for info in archive.infolist() if _VARIANT_MEMBER_RE.fullmatch(info.filename)
-            ]
-            if len(members) > 1:
-                names = sorted(info.filename for info in members)
-                raise InvalidMetadata(f"{path}: more than one {VARIANT_JSON}: {names}")
-            if not members:
-                if filename.label is not None:
-                    raise InvalidMetadata(
-                        f"{path}: variant wheel (label {filename.label!r}) has no "
-                        f"*.dist-info/{VARIANT_JSON}"
-                    )
-                return None
-            (member,) = members
-            if member.file_size > _MAX_MEMBER_SIZE:
-                raise InvalidMetadata(
-                    f"{path}!{member.filename}: {member.file_size} bytes, too large for "
-                    "variant metadata"
-                )
-            data = archive.read(member)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
-        raise InvalidMetadata(f"{path}: not a readable wheel (zip) file: {error}") from error
-    except OSError as error:
-        reason = error.strerror or str(error)
-        raise InvalidMetadata(f"{path}: cannot read wheel: {reason}") from error
-    source = f"{path}!{member.filename}"
+    where = members.where
+    found = members.one(VARIANT_JSON)
+    if found is None:
+        if filename.label is not None:
+            raise InvalidMetadata(
+                f"{where}: variant wheel (label {filename.label!r}) has no "
+                f"*.dist-info/{VARIANT_JSON}"
+            )
+        return None
+    name, data = found
+    source = f"{where}!{name}"
     meta = read_variant_json(data, source=source)
     if filename.label is None:
         raise InvalidMetadata(
@@ -102,30 +71,28 @@ def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadat
     return meta
 
 
-def read_dist_info_variant(dist_info: str | os.PathLike[str]) -> VariantDescription | None:
-    """The variant an installed distribution was built as, from ``{dist_info}/variant.json``.
+def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadata | None:
+    """:func:`variant_metadata_of` a local wheel.
 
-    :returns: ``None`` when the distribution has no ``variant.json`` (a non-variant install).
-    :raises InvalidMetadata: when *dist_info* is not a directory, or ``variant.json`` is
-        malformed or lists other than exactly one label.
+    :raises InvalidWheelFilename: when the file is not named like a wheel.
+    :raises InvalidMetadata: see :func:`variant_metadata_of`; also a corrupt zip.
     """
-    directory = Path(dist_info)
-    if not directory.is_dir():
-        raise InvalidMetadata(f"{directory}: not a .dist-info directory")
-    file = directory / VARIANT_JSON
-    if not file.exists():
-        return None
-    meta = read_variant_json(_read_bytes(file, "variant metadata"), source=str(file))
-    return single_variant(meta, source=str(file))
+    path = Path(wheel)
+    filename = WheelFilename.parse(path.name)
+    return variant_metadata_of(local_members(path), filename)
 
 
-def _body(file: IndexFile) -> bytes:
+def _body(file: IndexFile, transport: Transport) -> bytes:
     if file.path is not None:
         try:
-            return file.path.read_bytes()
+            with open(file.path, "rb") as f:
+                data = f.read(MAX_VARIANTS_JSON + 1)
         except OSError as e:
             raise IndexReadError(f"cannot read {file.path}: {e.strerror}") from e
-    response = fetch(file.url)
+        if len(data) > MAX_VARIANTS_JSON:
+            raise IndexReadError(f"{file.path} is larger than {MAX_VARIANTS_JSON} bytes: refused")
+        return data
+    response = fetch(file.url, max_bytes=MAX_VARIANTS_JSON, transport=transport)
     assert response is not None  # fetch returns None only when not_found_ok
     actual = hashlib.sha256(response.body).hexdigest()
     if file.sha256 is not None and actual != file.sha256:
@@ -135,17 +102,21 @@ def _body(file: IndexFile) -> bytes:
     return response.body
 
 
-def read_variants_files(files: Iterable[IndexFile]) -> tuple[VariantMetadata | None, list[str]]:
+def read_variants_files(
+    files: Iterable[IndexFile], transport: Transport | None = None
+) -> tuple[VariantMetadata | None, list[str]]:
     """The merged ``*-variants.json`` *files* of one release, and where they were read from.
 
-    :raises IndexReadError: a file cannot be read; :raises HashMismatch: a remote one does not
-        have its advertised sha256; :raises InvalidMetadata: one is malformed (naming it).
+    :raises IndexReadError: a file cannot be read, or is too large; :raises HashMismatch: a
+        remote one does not have its advertised sha256; :raises InvalidMetadata: one is
+        malformed (naming it).
     """
+    transport = transport or Transport()
     merged: VariantMetadata | None = None
     where: list[str] = []
     for file in files:
         location = str(file.path) if file.path is not None else file.url
-        meta = read_variant_json(_body(file), source=location)
+        meta = read_variant_json(_body(file, transport), source=location)
         merged = meta if merged is None else merge_metadata(merged, meta, source=location)
         where.append(location)
     return merged, where
@@ -157,50 +128,45 @@ def _read_cost(candidate: Candidate) -> tuple[bool, int, str]:
     return (remote, size if remote else 0, candidate.name)
 
 
-def _local_copy(candidate: Candidate, downloads: Downloads) -> Path:
-    """The find-links file itself, else a hash-checked download."""
-    if candidate.url.startswith("file:"):
-        return url_to_path(candidate.url)
-    return downloads.get(candidate)
-
-
 def complete_metadata(
     candidates: Sequence[Candidate],
     meta: VariantMetadata | None,
     where: list[str],
     downloads: Downloads,
-) -> tuple[VariantMetadata | None, dict[str, Problem]]:
-    """Read ``variant.json`` from one wheel per label *meta* lacks; return problems per label.
+) -> tuple[VariantMetadata | None, dict[str, Problem], Mapping[str, str]]:
+    """Read ``variant.json`` from one wheel per label *meta* lacks.
 
     :param where: the locations *meta* was read from; the wheels read are appended.
-    :raises HashMismatch: a downloaded wheel does not have its advertised sha256.
-    :raises IndexReadError: a remote wheel cannot be fetched.
+    :returns: the completed metadata, a problem per label whose wheel could not be read, and
+        where each completed label's description was read (the wheel).
+    :raises IndexReadError: a remote wheel cannot be read (nor downloaded).
     """
     known = set(meta.labels) if meta is not None else set()
     # Every wheel of a label carries the same variant.json (PEP 825), so one per label will do:
-    # a local one first, else the smallest download.
+    # a local one first, else the smallest remote one.
     first_per_label: dict[str, Candidate] = {}
     for candidate in sorted(candidates, key=_read_cost):
         label = candidate.label
         if label is not None and label not in known:
             first_per_label.setdefault(label, candidate)
     problems: dict[str, Problem] = {}
+    read_from: dict[str, str] = {}
     for label, candidate in sorted(first_per_label.items()):
-        local = candidate.url.startswith("file:")
-        path = _local_copy(candidate, downloads)
-        location = str(path) if local else candidate.url
         try:
-            wheel_meta = read_wheel_variant_metadata(path)
+            members = downloads.members(candidate)
+            assert members is not None  # a download is allowed
+            wheel_meta = variant_metadata_of(members, candidate.filename)
             assert wheel_meta is not None  # a labelled wheel gives metadata or an error
+            location = members.where
             merged = (
                 wheel_meta if meta is None else merge_metadata(meta, wheel_meta, source=location)
             )
         except InvalidMetadata as e:
             # One broken wheel makes its label unusable, not the whole release: selection
             # reports it as the reason that wheel is incompatible.
-            text = str(e).replace(str(path), location)
-            problems[label] = Problem(ProblemKind.INVALID_VARIANT_METADATA, text)
+            problems[label] = Problem(ProblemKind.INVALID_VARIANT_METADATA, str(e))
             continue
         meta = merged
         where.append(location)
-    return meta, problems
+        read_from[label] = location
+    return meta, problems, read_from

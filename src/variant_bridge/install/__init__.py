@@ -65,6 +65,9 @@ class InstallPlan:
     candidates: tuple[Candidate, ...]
     uv: str | None = None
     """The uv executable found when planning (looking it up again costs ~2 ms)."""
+    require_hashes: bool = True
+    """Refuse a remote wheel whose index lists no sha256 (``--no-require-hashes`` turns it
+    off: see :func:`variant_bridge.indexes.trust.verify`)."""
 
     def command(self, staging: Path, candidates: Sequence[Candidate]) -> list[str]:
         """The installer command for *candidates* staged in *staging* (with its requirements
@@ -99,11 +102,13 @@ def plan_install(
     python: TargetPython,
     installer: Installer | None = None,
     platform: str | None = None,
+    require_hashes: bool = True,
 ) -> InstallPlan:
     """Check that everything needed to install *candidates* is there; nothing runs yet.
 
     :param platform: the conda platform the wheels were chosen for; it must be this machine's,
         where the target interpreter runs.
+    :param require_hashes: see :attr:`InstallPlan.require_hashes`.
     :raises InstallError: there is no interpreter to install into, the wheels were chosen for
         another platform, or the requested installer is missing.
     """
@@ -123,4 +128,6 @@ def plan_install(
         installer = "uv" if uv is not None else "pip"
     elif installer == "uv" and uv is None:
         raise InstallError("--installer uv: uv is not installed (pip install uv, or use pip)")
-    return InstallPlan(installer, python, tuple(candidates), uv if installer == "uv" else None)
+    return InstallPlan(
+        installer, python, tuple(candidates), uv if installer == "uv" else None, require_hashes
+    )

@@ -1,5 +1,8 @@
-"""Running an install plan: stage the hash-checked files, run uv or pip once, verify the result.
+"""Running an install plan: stage the verified files, run uv or pip once, verify the result.
 
+Every file of the plan (the dependencies as much as the packages named) first passes the one
+trust gate (:func:`variant_bridge.indexes.trust.verify`: a hash compared, or refused unless the
+user opted out; its own ``variant.json`` agreeing with the index's).
 pip and uv (without its preview feature) refuse variant filenames (``-cu126.whl``), so each file
 is staged under its non-variant name in a find-links directory the installer reads offline, with
 every file pinned by hash and no dependency resolution: what it installs cannot drift from the
@@ -29,6 +32,7 @@ from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.download import file_sha256
 from variant_bridge.indexes.scratch import scratch_dir
+from variant_bridge.indexes.trust import VerifiedFile, verify
 from variant_bridge.install._child import dies_with_parent
 from variant_bridge.install._markers import stage_wheel
 from variant_bridge.install._origin import record_origin
@@ -44,20 +48,21 @@ REQUIREMENTS = "requirements.txt"
 """The file in the staging directory that pins every staged file by its sha256."""
 
 
-def _checked(candidate: Candidate, downloads: Downloads) -> Path:
-    """The local copy of *candidate*, hash-checked and opened as a zip archive."""
+def _checked(candidate: Candidate, downloads: Downloads, *, require_hashes: bool) -> VerifiedFile:
+    """The local copy of *candidate*, through the trust gate (:func:`~variant_bridge.indexes.
+    trust.verify`: hash, variant.json) and opened as a zip archive."""
     try:
-        path = downloads.get(candidate)
+        verified = verify(candidate, downloads, require_hashes=require_hashes)
     except HashMismatch as e:  # nothing is installed: the installer has not run
         raise InstallError(str(e)) from e
     try:
-        with zipfile.ZipFile(path):
+        with zipfile.ZipFile(verified.path):
             pass
     except (zipfile.BadZipFile, OSError) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
-    return path
+    return verified
 
 
 def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
@@ -119,6 +124,8 @@ class InstallResult:
     """The files installed by this run (for a dry run: every file)."""
     unchanged: tuple[str, ...] = ()
     """The files that were already installed exactly as chosen: left alone."""
+    verified: tuple[VerifiedFile, ...] = ()
+    """Every chosen wheel as it passed the trust gate (``checked``: a hash was compared)."""
 
 
 def _stage_all(
@@ -146,7 +153,8 @@ def install(
     dry_run: bool = False,
     state: State | None = None,
 ) -> InstallResult:
-    """Download and hash-check every wheel of *plan*, then install those not already in place.
+    """Download and verify every wheel of *plan* (:func:`~variant_bridge.indexes.trust.verify`),
+    then install those not already in place.
 
     The installer (uv or pip) runs at most once, offline, without resolving anything: its only
     source is a directory of the staged files and every file is pinned by its sha256
@@ -159,6 +167,8 @@ def install(
         command a real run would run; no installer runs and nothing is installed.
     :param state: what the target has installed, when the caller has just read it.
     :raises InstallError: a hash mismatch (nothing installed) or the installer failed.
+    :raises UnverifiedFile: a remote file without a listed hash and ``plan.require_hashes``.
+    :raises VariantMismatch: a wheel's own ``variant.json`` disagrees with the index's.
     :raises IndexReadError: a wheel cannot be fetched (nothing installed).
     """
     executable = plan.python.executable
@@ -166,20 +176,23 @@ def install(
     with scratch_dir("install") as work:
         if downloads is None:
             downloads = Downloads(work / "downloads")
-        checked = [_checked(c, downloads) for c in plan.candidates]
-        hashes = tuple(
-            (c.name, file_sha256(p)) for c, p in zip(plan.candidates, checked, strict=True)
+        # Every file, dependencies included, passes the one trust gate before anything runs.
+        verified = tuple(
+            _checked(c, downloads, require_hashes=plan.require_hashes) for c in plan.candidates
         )
+        hashes = tuple((v.candidate.name, v.sha256) for v in verified)
         staging = work / "staging"
         every = tuple(c.name for c in plan.candidates)
         if dry_run:
             command = plan.command(staging, plan.candidates)
-            return InstallResult(plan, tuple(command), 0, "", hashes, True, every)
+            return InstallResult(
+                plan, tuple(command), 0, "", hashes, True, every, verified=verified
+            )
         before = state if state is not None else read_state(executable)
         shas = dict(hashes)
         todo = [
-            (c, p)
-            for c, p in zip(plan.candidates, checked, strict=True)
+            (c, v.path)
+            for c, v in zip(plan.candidates, verified, strict=True)
             if not _in_place(before, c, shas[c.name])
         ]
         unchanged = tuple(
@@ -188,7 +201,7 @@ def install(
         if not todo:
             for candidate in plan.candidates:
                 _verify(before, candidate)
-            return InstallResult(plan, (), 0, "", hashes, unchanged=unchanged)
+            return InstallResult(plan, (), 0, "", hashes, unchanged=unchanged, verified=verified)
         _stage_all(todo, staging)
         command = plan.command(staging, [c for c, _ in todo])
         proc = _run(command, plan.installer)
@@ -201,7 +214,15 @@ def install(
     output = (proc.stdout + proc.stderr).strip()
     installed = tuple(c.name for c, _ in todo)
     return InstallResult(
-        plan, tuple(command), proc.returncode, output, hashes, False, installed, unchanged
+        plan,
+        tuple(command),
+        proc.returncode,
+        output,
+        hashes,
+        False,
+        installed,
+        unchanged,
+        verified,
     )
 
 

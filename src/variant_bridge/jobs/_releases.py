@@ -76,7 +76,11 @@ class Releases:
         found = self._listings.get(project)
         if found is None:
             found = self._listings[project] = ProjectListing(
-                project, self._sources, python=self._python, strategy=self._strategy
+                project,
+                self._sources,
+                python=self._python,
+                strategy=self._strategy,
+                transport=self._downloads.transport,
             )
         return found
 

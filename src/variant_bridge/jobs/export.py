@@ -44,6 +44,7 @@ from variant_bridge.export.validate import (
     safe_name,
 )
 from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
+from variant_bridge.indexes.transport import Transport
 
 __all__ = [
     "EnvironmentSource",
@@ -113,6 +114,9 @@ class ExportRequest:
     indexes: IndexOptions = field(default_factory=IndexOptions)
     producer: str = "variant-bridge export"
     cache_dir: Path | None = None
+    """The download cache (``None``: none)."""
+    transport: Transport | None = None
+    """The command's HTTP requests (``--verbose``, progress); ``None``: a plain one."""
     environ: Mapping[str, str] | None = None
     project_dir: Path | None = None
 
@@ -205,6 +209,7 @@ def prepare_export(request: ExportRequest) -> ExportModel:
         index_urls=(*([indexes.index_url] if indexes.index_url else []), *indexes.extra_index_urls),
         cache_dir=request.cache_dir,
         every_wheel=request.every_wheel,
+        transport=request.transport,
     )
     return build_export(
         snapshot,

@@ -35,6 +35,7 @@ from variant_bridge.indexes import (
     url_to_path,
 )
 from variant_bridge.indexes.findlinks import list_find_links
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.priority import Encoding
@@ -112,15 +113,15 @@ def _explicit(path: Path) -> list[IndexFile]:
     return files
 
 
-def _listing(request: IndexRequest) -> tuple[list[IndexFile], list[str]]:
+def _listing(request: IndexRequest, transport: Transport) -> tuple[list[IndexFile], list[str]]:
     files: list[IndexFile] = []
     notes: list[str] = []
     for source in request.sources:
         if isinstance(source, FindLinks):
-            files += list_find_links(source.location, lazy=True)
+            files += list_find_links(source.location, lazy=True, transport=transport)
             continue
         for project in request.projects:
-            listed = source.list_files(canonicalize_name(project))
+            listed = source.list_files(canonicalize_name(project), transport=transport)
             if listed is None:
                 notes.append(source.missing(canonicalize_name(project)))
             else:
@@ -212,14 +213,16 @@ def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered],
     :raises IndexReadError: a source cannot be read; :raises InvalidMetadata: a malformed
         ``*-variants.json``; :raises SolveError: a named wheel file is missing.
     """
-    files, notes = _listing(request)
+    files, notes = _listing(request, downloads.transport)
     wheels, documents, skipped = _groups(files, request.projects)
     reader = _Reader(downloads)
     gathered: list[Gathered] = []
     for (project, version), members in sorted(wheels.items()):
         candidates = [_candidate(w, f) for w, f in members]
-        meta, where = read_variants_files(documents.get((project, version), []))
-        meta, problems = complete_metadata(candidates, meta, where, downloads)
+        meta, where = read_variants_files(
+            documents.get((project, version), []), downloads.transport
+        )
+        meta, problems, _ = complete_metadata(candidates, meta, where, downloads)
         variants = {d.label: d for d in meta.variants} if meta is not None else {}
         entries: list[WheelFile] = []
         pointed: list[tuple[str, Candidate]] = []

@@ -23,9 +23,11 @@ def plan(
     python: TargetPython,
     installer: Installer | None = None,
     platform: str | None = None,
+    require_hashes: bool = True,
 ) -> InstallPlan:
     """The plan to install every chosen wheel (see :func:`~variant_bridge.install.plan_install`).
 
+    :param require_hashes: see :attr:`~variant_bridge.install.InstallPlan.require_hashes`.
     :raises InstallError: a package has no compatible wheel (every rejection listed), or
         :func:`~variant_bridge.install.plan_install` refuses.
     """
@@ -33,4 +35,10 @@ def plan(
     if missing:
         raise InstallError("; ".join(c.failure() for c in missing))
     candidates = [c.selected for c in choices if c.selected is not None]
-    return plan_install(candidates, python=python, installer=installer, platform=platform)
+    return plan_install(
+        candidates,
+        python=python,
+        installer=installer,
+        platform=platform,
+        require_hashes=require_hashes,
+    )

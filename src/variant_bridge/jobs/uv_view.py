@@ -28,6 +28,7 @@ from variant_bridge.indexes import (
     ProjectListing,
     SimpleIndex,
 )
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import read_variants_files
 
 __all__ = ["UvCommand", "invisible_variants", "parse_uv_command"]
@@ -126,7 +127,9 @@ def _requirement(text: str) -> Requirement | None:
     return None if requirement.url else requirement
 
 
-def _unseen(listing: ProjectListing, version: Version) -> tuple[list[str], list[str]]:
+def _unseen(
+    listing: ProjectListing, version: Version, transport: Transport
+) -> tuple[list[str], list[str]]:
     """The variant labels of *version*, and those its ``variants.json`` files do not list."""
     labels = sorted({
         w.filename.label for w in listing.listing.wheels_of(version) if w.filename.label
@@ -134,7 +137,7 @@ def _unseen(listing: ProjectListing, version: Version) -> tuple[list[str], list[
     files = [f for v, f in listing.listing.variants_files if v == version]
     listed: set[str] = set()
     if files:
-        metadata, _ = read_variants_files(files)
+        metadata, _ = read_variants_files(files, transport)
         listed = set(metadata.labels) if metadata is not None else set()
     return labels, [label for label in labels if label not in listed]
 
@@ -142,16 +145,21 @@ def _unseen(listing: ProjectListing, version: Version) -> tuple[list[str], list[
 def invisible_variants(command: UvCommand, *, python: Version) -> list[str]:
     """One note per requested package whose variant wheels uv cannot see."""
     notes: list[str] = []
+    transport = Transport()  # one for the command: its deadlines and caps
     for requirement in command.requirements:
         try:
             listing = ProjectListing(
-                requirement.name, command.sources, python=python, strategy=command.strategy
+                requirement.name,
+                command.sources,
+                python=python,
+                strategy=command.strategy,
+                transport=transport,
             )
             spec = requirement.specifier or SpecifierSet()
             version = next(listing.versions(spec, tags=None), None)
             if version is None:
                 continue
-            labels, unseen = _unseen(listing, version)
+            labels, unseen = _unseen(listing, version, transport)
         except VariantBridgeError:
             continue
         if not unseen:

@@ -237,11 +237,12 @@ def read_wheels(
         project = project or _project_of(directory)
         source = FindLinks.parse(directory)
     project = str(canonicalize_name(project))
-    by_version = _by_version(source.list_files(project) or [], project)
-    chosen = _choose(by_version, version, location)
-    release = _Release(by_version[chosen], project, str(chosen), location)
     with contextlib.ExitStack() as stack:
         downloads = downloads or stack.enter_context(Downloads.temporary())
+        listed = source.list_files(project, transport=downloads.transport)
+        by_version = _by_version(listed or [], project)
+        chosen = _choose(by_version, version, location)
+        release = _Release(by_version[chosen], project, str(chosen), location)
         return release.read(default or WheelTarget(), downloads)
 
 
@@ -265,9 +266,11 @@ def _read_release(release: _Release, default: WheelTarget, downloads: Downloads)
         release.version,
         release.location,
     )
-    meta, where = read_variants_files(f for f in files if f.filename.endswith(_VARIANTS_SUFFIX))
+    meta, where = read_variants_files(
+        (f for f in files if f.filename.endswith(_VARIANTS_SUFFIX)), downloads.transport
+    )
     candidates = [c for c in _candidates(files) if c.label is not None]
-    meta, problems = complete_metadata(candidates, meta, where, downloads)
+    meta, problems, _ = complete_metadata(candidates, meta, where, downloads)
     if problems:
         label, problem = next(iter(sorted(problems.items())))
         raise ReleaseInputError(f"{location}: variant {label!r}: {problem}")

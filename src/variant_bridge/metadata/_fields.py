@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import NoReturn, TypeVar
 
+from variant_bridge.errors import quote
+
 __all__ = [
     "Invalid",
     "JsonObject",
@@ -26,6 +28,8 @@ __all__ = [
     "names",
     "only_keys",
     "optional",
+    "q",
+    "q_list",
     "required",
     "text",
     "under",
@@ -55,6 +59,19 @@ def fail(message: str, *path: str | int) -> NoReturn:
     raise Invalid(message, *path)
 
 
+def q(value: object) -> str:
+    """*value* quoted for a message, shortened past 80 characters (:func:`errors.quote`)."""
+    return quote(value) if isinstance(value, str) else repr(value)
+
+
+def q_list(values: Collection[object], *, most: int = 8) -> str:
+    """``['a', 'b', … (12 in all)]``: each item quoted by :func:`q`, at most *most* shown."""
+    items = list(values)
+    shown = ", ".join(q(v) for v in items[:most])
+    more = f", … ({len(items)} in all)" if len(items) > most else ""
+    return f"[{shown}{more}]"
+
+
 def format_path(path: Path) -> str:
     """``('variants', 'cu12.8', 'nvidia', 'a', 0)`` -> ``variants['cu12.8'].nvidia.a[0]``."""
     text = ""
@@ -64,7 +81,7 @@ def format_path(path: Path) -> str:
         elif _PLAIN_KEY_RE.fullmatch(part):
             text += f".{part}" if text else part
         else:  # a label like "cu12.8" would read as two keys when dotted
-            text += f"[{part!r}]"
+            text += f"[{q(part)}]"
     return text or "(top level)"
 
 
@@ -158,7 +175,7 @@ def name(value: object, pattern: re.Pattern[str], what: str) -> str:
     if not isinstance(value, str):
         fail(f"expected a {what} string, got {describe(value)}")
     if pattern.fullmatch(value) is None:
-        fail(f"invalid {what} {value!r}: must match {pattern.pattern}")
+        fail(f"invalid {what} {q(value)}: must match {pattern.pattern}")
     return value
 
 
@@ -196,5 +213,5 @@ def names(
     if unique and len(set(items)) != len(items):
         for i, item in enumerate(items):
             if item in items[:i]:
-                fail(f"duplicate {what} {item!r}", i)
+                fail(f"duplicate {what} {q(item)}", i)
     return tuple(items)

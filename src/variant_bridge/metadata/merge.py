@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from variant_bridge.errors import InvalidMetadata
-from variant_bridge.metadata._fields import format_path
+from variant_bridge.metadata._fields import format_path, q, q_list
 from variant_bridge.metadata.model import VariantMetadata
 
 __all__ = ["merge_metadata"]
@@ -31,8 +31,9 @@ def merge_metadata(a: VariantMetadata, b: VariantMetadata, *, source: str) -> Va
     shorter, longer = sorted((a.namespace_priorities, b.namespace_priorities), key=len)
     if longer[: len(shorter)] != shorter:
         raise InvalidMetadata(
-            f"{source}: default-priorities.namespace: cannot merge {list(a.namespace_priorities)} "
-            f"with {list(b.namespace_priorities)}: the shorter list must begin the longer one"
+            f"{source}: default-priorities.namespace: cannot merge "
+            f"{q_list(a.namespace_priorities)} with {q_list(b.namespace_priorities)}: the shorter "
+            "list must begin the longer one"
         )
     variants = {variant.label: variant for variant in a.variants}
     for variant in b.variants:
@@ -40,7 +41,7 @@ def merge_metadata(a: VariantMetadata, b: VariantMetadata, *, source: str) -> Va
         if old.properties != variant.properties:
             raise InvalidMetadata(
                 f"{source}: {format_path(('variants', variant.label))}: label "
-                f"{variant.label!r} means {{{'; '.join(map(str, old.properties))}}} in one "
+                f"{q(variant.label)} means {{{'; '.join(map(str, old.properties))}}} in one "
                 f"document and {{{'; '.join(map(str, variant.properties))}}} in another"
             )
     providers = {provider.namespace: provider for provider in a.providers}

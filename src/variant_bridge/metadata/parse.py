@@ -10,10 +10,9 @@ Nothing here touches files; :mod:`variant_bridge.indexes.variant_files` opens pa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from typing import NoReturn
 
+from variant_bridge._json import loads
 from variant_bridge.errors import InvalidMetadata
 from variant_bridge.metadata import _fields as f
 from variant_bridge.metadata.model import Dialect, VariantMetadata
@@ -52,33 +51,13 @@ def parse_variant_metadata(data: object, *, source: str) -> VariantMetadata:
         raise InvalidMetadata(f"{source}: {f.format_path(e.path)}: {e.message}") from None
 
 
-class _BadConstantError(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise _BadConstantError(name)
-
-
 def read_variant_json(text: str | bytes, *, source: str) -> VariantMetadata:
     """Decode JSON text (``bytes`` may be UTF-8/16/32) and :func:`parse_variant_metadata` it.
 
-    :raises InvalidMetadata: naming *source* and the line and column of a JSON syntax error.
+    :raises InvalidMetadata: naming *source* and the line and column of a JSON syntax error (or
+        a number too long, a document nested too deeply: :func:`variant_bridge._json.loads`).
     """
-    try:
-        data = json.loads(text, object_pairs_hook=f.JsonObject, parse_constant=_reject_constant)
-    except json.JSONDecodeError as error:
-        raise InvalidMetadata(
-            f"{source}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
-        ) from error
-    except UnicodeDecodeError as error:
-        raise InvalidMetadata(
-            f"{source}: not UTF-8 text: {error.reason} at byte {error.start}"
-        ) from error
-    except _BadConstantError as error:
-        raise InvalidMetadata(f"{source}: invalid JSON: {error} is not a JSON value") from error
-    except RecursionError as error:
-        raise InvalidMetadata(f"{source}: invalid JSON: nested too deeply") from error
+    data = loads(text, source=source, error=InvalidMetadata, object_pairs_hook=f.JsonObject)
     return parse_variant_metadata(data, source=source)
 
 
@@ -93,12 +72,12 @@ def single_variant(
     if len(meta.variants) != 1:
         raise InvalidMetadata(
             f"{source}: variants: a wheel's variant.json must list exactly one label, "
-            f"got {len(meta.variants)}: {list(meta.labels)}"
+            f"got {len(meta.variants)}: {f.q_list(meta.labels)}"
         )
     (variant,) = meta.variants
     if expected_label is not None and variant.label != expected_label:
         raise InvalidMetadata(
-            f"{source}: variants: label {variant.label!r} does not match the wheel filename's "
-            f"label {expected_label!r}"
+            f"{source}: variants: label {f.q(variant.label)} does not match the wheel filename's "
+            f"label {f.q(expected_label)}"
         )
     return variant

@@ -38,7 +38,7 @@ _PropertyPriorities = list[tuple[str, str, tuple[str, ...]]]
 def _known(namespace: str, index: Mapping[str, int]) -> None:
     f.name(namespace, NAMESPACE_RE, "namespace")
     if namespace not in index:
-        f.fail(f"namespace {namespace!r} is not listed in default-priorities.namespace")
+        f.fail(f"namespace {f.q(namespace)} is not listed in default-priorities.namespace")
 
 
 def _feature_priorities(value: object, index: Mapping[str, int]) -> _FeaturePriorities:
@@ -108,7 +108,7 @@ def _marker(value: object) -> str:
 def _plugin_use(value: object) -> bool:
     text = f.text(value, "one of " + ", ".join(_PLUGIN_USE))
     if text not in _PLUGIN_USE:
-        f.fail(f"expected one of {', '.join(_PLUGIN_USE)}, got {text!r}")
+        f.fail(f"expected one of {', '.join(_PLUGIN_USE)}, got {f.q(text)}")
     return _PLUGIN_USE[text]
 
 
@@ -193,14 +193,14 @@ def read_pep817(data: Mapping[str, object], schema: Schema) -> VariantMetadata:
     for namespace in () if derived else static:
         if namespace not in providers:
             f.fail(
-                f"namespace {namespace!r} has static properties but no entry in providers",
+                f"namespace {f.q(namespace)} has static properties but no entry in providers",
                 "static-properties",
                 namespace,
             )
     missing = [ns for ns in namespaces if ns not in providers and ns != _ABI_DEPENDENCY]
     if missing:
         f.fail(
-            f"namespaces without an entry in providers: {missing}",
+            f"namespaces without an entry in providers: {f.q_list(missing)}",
             "default-priorities",
             "namespace",
         )

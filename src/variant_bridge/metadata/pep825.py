@@ -59,10 +59,10 @@ def _variant(
     label: str, body: object, namespaces: tuple[str, ...], schema: Schema
 ) -> VariantDescription:
     if LABEL_RE.fullmatch(label) is None:
-        f.fail(f"invalid variant label {label!r}: must match {LABEL_RE.pattern}")
+        f.fail(f"invalid variant label {f.q(label)}: must match {LABEL_RE.pattern}")
     if schema.dialect == "pep817" and len(label) > _PEP817_LABEL_MAX:
         f.fail(
-            f"variant label {label!r} is longer than {_PEP817_LABEL_MAX} characters, "
+            f"variant label {f.q(label)} is longer than {_PEP817_LABEL_MAX} characters, "
             "the limit of the pep817 schema"
         )
     properties: list[VariantProperty] = []
@@ -79,7 +79,7 @@ def _variant(
                     raise e.under(feature) from None
             # An empty namespace object carries no property; variantlib and uv both skip it.
             if table and namespace not in namespaces:
-                f.fail(f"namespace {namespace!r} is not listed in default-priorities.namespace")
+                f.fail(f"namespace {f.q(namespace)} is not listed in default-priorities.namespace")
         except f.Invalid as e:
             raise e.under(namespace) from None
     if label == NULL_LABEL and properties:

@@ -90,8 +90,8 @@ def _static_features(
         f.fail("feature-order is required when static-properties lists more than one feature")
     if order is not None and set(order) != set(static):
         f.fail(
-            f"must list every feature of static-properties: got {list(order)}, "
-            f"expected {sorted(static)}",
+            f"must list every feature of static-properties: got {f.q_list(order)}, "
+            f"expected {f.q_list(sorted(static))}",
             "feature-order",
         )
     return tuple(StaticFeature(name, static[name]) for name in (order or static))
@@ -149,7 +149,8 @@ def read_pep850(data: Mapping[str, object], schema: Schema) -> VariantMetadata:
     if missing or extra:
         f.fail(
             "must name the same namespaces as providers "
-            f"(without a provider: {missing or 'none'}; not listed: {extra or 'none'})",
+            f"(without a provider: {f.q_list(missing) if missing else 'none'}; "
+            f"not listed: {f.q_list(extra) if extra else 'none'})",
             "default-priorities",
             "namespace",
         )

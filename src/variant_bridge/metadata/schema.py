@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Final
 
 from variant_bridge._values import value
-from variant_bridge.metadata._fields import describe, fail
+from variant_bridge.metadata._fields import describe, fail, q
 from variant_bridge.metadata.model import Dialect
 
 __all__ = ["SCHEMA_URLS", "Schema", "schema_of"]
@@ -69,13 +69,13 @@ def _from_url(url: object) -> Schema:
     family = match["pep"] if match else None
     if match is None or family not in _FAMILIES:
         urls = ", ".join(SCHEMA_URLS.values())
-        fail(f"unknown variant metadata schema {url!r} (known: {urls})", "$schema")
+        fail(f"unknown variant metadata schema {q(url)} (known: {urls})", "$schema")
     version = (int(match["major"]), int(match["minor"]), int(match["patch"]))
     known_versions = _FAMILIES[family]
     if version[0] not in {known[0] for known, _ in known_versions}:
         latest = ".".join(map(str, known_versions[-1][0]))
         fail(
-            f"unsupported major version {version[0]} of variant metadata schema {url!r} "
+            f"unsupported major version {version[0]} of variant metadata schema {q(url)} "
             f"(this reader knows v{latest} of that schema)",
             "$schema",
         )
