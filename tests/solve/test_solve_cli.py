@@ -168,3 +168,26 @@ def test_the_executable_exits_0_after_rattler_work_every_time(conda: Channel, wh
         assert "gpulib 1.0" in done.stdout
     failed = run_script("solve", "gpulib", "-f", str(wheels), "-c", str(tmp_path / "missing"))
     assert failed.returncode == 2
+
+
+def test_prefix_from_an_index_without_hashes_is_refused_unless_opted_out(
+    cli: Cli, conda: Channel, wheels: Path, tmp_path: Path
+) -> None:
+    # The trust gate of `install` holds for the wheels a solve installs too.
+    from tests.worlds.index_server import IndexServer
+
+    prefix = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
+    with IndexServer(wheels) as index, index.configured(hashes=False):
+        args = ("solve", "gpulib", "python", "--index-url", index.url, "-c", str(conda.path),
+                "--strict", "--platform", "linux-64", *MACHINE, "--prefix", str(prefix),
+                "--installer", "uv", "--no-cache")  # fmt: skip
+        refused = cli(*args)
+        assert refused.exit_code == 1
+        assert "lists no sha256 for it" in refused.stderr
+        assert "--no-require-hashes" in refused.stderr
+        assert not prefix.joinpath("conda-meta").exists()  # refused before the prefix was touched
+        allowed = cli(*args, "--no-require-hashes")
+    assert allowed.exit_code == 0, allowed.output
+    detected = json.loads(cli("detect", "--prefix", str(prefix), "--json").stdout)
+    assert [d["label"] for d in detected["variant_wheels"] if d["name"] == "gpulib"] == ["cu128"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from variant_bridge.cli._environment import usage_errors
+from variant_bridge.cli._fetching import FetchOptions, fetch_options
 from variant_bridge.cli._output import echo_json, echo_notes, heading, json_option
 from variant_bridge.cli.index import priority_option, release_json
 
@@ -144,6 +145,7 @@ def _environment(platform: str | None, targets: tuple[str, ...], strict: bool) -
     "with their sha256).",
 )
 @click.option("--installer", type=click.Choice(("uv", "pip")), help="Default: uv if found.")
+@fetch_options(hashes=True)
 @json_option
 def solve(
     *,
@@ -158,6 +160,7 @@ def solve(
     prefix: Path | None,
     lockfile: Path | None,
     installer: str | None,
+    fetch: FetchOptions,
     as_json: bool,
 ) -> None:
     """Solve conda SPECS with variant wheels in the same solve (py-rattler).
@@ -185,10 +188,13 @@ def solve(
     )
     env = _environment(platform, targets, strict)
     request = SolveRequest(
-        specs, env, channel_dirs, sources, Encoding(priority), prefix, lockfile, installer
-    )
+        specs, env, channel_dirs, sources, Encoding(priority), prefix, lockfile, installer,
+        require_hashes=fetch.require_hashes,
+    )  # fmt: skip
     _native.request_clean_exit()
-    result = run_solve(request)
+    downloads = fetch.downloads()
+    result = run_solve(request, downloads)
+    fetch.echo_notes(downloads)
     if as_json:
         echo_json(result_json(result, env))
     else:

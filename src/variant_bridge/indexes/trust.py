@@ -28,7 +28,7 @@ from variant_bridge.indexes.download import Downloads, file_sha256, url_to_path
 from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 from variant_bridge.properties import VariantDescription
 
-__all__ = ["HASH_OPT_OUT", "VerifiedFile", "check_variant", "pin", "verify"]
+__all__ = ["HASH_OPT_OUT", "VerifiedFile", "check_variant", "hash_to_compare", "pin", "verify"]
 
 HASH_OPT_OUT = "--no-require-hashes"
 """The option that lets a file without a listed hash be installed (unverified)."""
@@ -57,6 +57,22 @@ def pin(candidate: Candidate) -> Candidate:
     if candidate.sha256 is not None or not candidate.url.startswith("file:"):
         return candidate
     return replace(candidate, sha256=file_sha256(url_to_path(candidate.url)))
+
+
+def hash_to_compare(candidate: Candidate, *, require_hashes: bool = True) -> Candidate:
+    """*candidate* :func:`pin`-ned; checked before anything is fetched or installed, so a use
+    case can refuse the whole set first.
+
+    :raises UnverifiedFile: no hash to compare with, and *require_hashes*.
+    """
+    candidate = pin(candidate)
+    if candidate.sha256 is None and require_hashes:
+        raise UnverifiedFile(
+            f"{candidate.name} from {candidate.url}: {candidate.source} lists no sha256 for it, "
+            f"so a tampered download could not be told from the real one; refusing to install "
+            f"it (pass {HASH_OPT_OUT} to install files without a listed hash, unverified)"
+        )
+    return candidate
 
 
 def _words(description: VariantDescription) -> str:
@@ -96,13 +112,7 @@ def verify(
     :raises HashMismatch, TruncatedRead, IndexReadError: fetching or comparing failed.
     :raises VariantMismatch, InvalidMetadata: its ``variant.json`` disagrees or is broken.
     """
-    candidate = pin(candidate)
-    if candidate.sha256 is None and require_hashes:
-        raise UnverifiedFile(
-            f"{candidate.name} from {candidate.url}: {candidate.source} lists no sha256 for it, "
-            f"so a tampered download could not be told from the real one; refusing to install "
-            f"it (pass {HASH_OPT_OUT} to install files without a listed hash, unverified)"
-        )
+    candidate = hash_to_compare(candidate, require_hashes=require_hashes)
     path = downloads.get(candidate)
     check_variant(candidate, path)
     return VerifiedFile(candidate, path, downloads.sha256(candidate), candidate.sha256 is not None)

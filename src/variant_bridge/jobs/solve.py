@@ -11,6 +11,7 @@ uv/pip install into the prefix's Python) and written as a pixi.lock.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import tempfile
@@ -46,6 +47,8 @@ class SolveRequest:
     :param env: the environment whose virtual packages the solve uses (its ``platform`` too).
     :param prefix: install the result there (conda packages, then the wheels).
     :param lockfile: write the result there as a pixi.lock.
+    :param require_hashes: installing refuses a remote wheel whose index lists no sha256 (the
+        trust gate of ``install``; ``False``: ``--no-require-hashes``).
     """
 
     specs: tuple[str, ...]
@@ -56,6 +59,7 @@ class SolveRequest:
     prefix: Path | None = None
     lockfile: Path | None = None
     installer: str | None = None
+    require_hashes: bool = True
 
 
 @value
@@ -67,6 +71,8 @@ class ChosenWheel:
     label: str | None
     reason: str
     requires_dist: tuple[str, ...] = ()
+    sha256: str = ""
+    """The file's sha256 as indexing read it (the lock records it)."""
 
 
 @value
@@ -146,7 +152,9 @@ def _chosen(
         wheels = {w.url: w for w in one.release.wheels}
         for url, candidate in one.candidates:
             wheel = wheels[url]
-            checked = dataclasses.replace(candidate, sha256=wheel.sha256, variant=wheel.variant)
+            # The candidate keeps the hash its index listed (none: the trust gate refuses it
+            # unless --no-require-hashes); the hash indexing computed goes to the lock only.
+            checked = dataclasses.replace(candidate, variant=wheel.variant)
             by_url[url] = (checked, one, records)
     conda = [p for p in solved if not p.is_wheel]
     solved_env = _solved_environment(env, conda)
@@ -160,13 +168,15 @@ def _chosen(
                 f"{package.url}: a wheel from a conda channel cannot be installed here"
             )
         candidate, one, records = entry
-        requires = next((w.requires_dist for w in one.release.wheels if w.url == package.url), ())
+        wheel = next(w for w in one.release.wheels if w.url == package.url)
         why = _why(package, one.release, records, solved_env)
-        found.append(ChosenWheel(package, candidate, candidate.label, why, requires))
+        found.append(
+            ChosenWheel(package, candidate, candidate.label, why, wheel.requires_dist, wheel.sha256)
+        )
     return found
 
 
-def solve(request: SolveRequest) -> SolveResult:
+def solve(request: SolveRequest, downloads: Downloads | None = None) -> SolveResult:
     """Index the wheel sources, solve, and install or lock when asked (the ``solve`` command).
 
     :raises SolveError: an invalid spec, a channel without repodata, no solution, a lock file
@@ -180,7 +190,9 @@ def solve(request: SolveRequest) -> SolveResult:
         )
     platform = request.env.platform
     with tempfile.TemporaryDirectory(prefix="variant-bridge-solve-") as scratch, \
-            Downloads.temporary() as downloads:  # fmt: skip
+            contextlib.ExitStack() as stack:  # fmt: skip
+        if downloads is None:  # a library call: a temporary directory, no cache
+            downloads = stack.enter_context(Downloads.temporary())
         wheel_channel = Path(scratch) / "wheels-channel"
         index = IndexRequest(
             wheel_channel, platform, request.sources, projects=names if _remote(request) else (),
@@ -214,10 +226,13 @@ def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -
     chosen wheel at once into that Python, hash-checked (nothing of the wheels is installed on
     a mismatch)."""
     from variant_bridge.detect.interpreter import resolve_target_python
+    from variant_bridge.indexes.trust import hash_to_compare
     from variant_bridge.install import install, plan_install
     from variant_bridge.solve.prefix import install_conda
 
     assert request.prefix is not None
+    for wheel in result.wheels:  # refused before the prefix is touched, not halfway
+        hash_to_compare(wheel.candidate, require_hashes=request.require_hashes)
     install_conda([p.record for p in result.conda], request.prefix,
                   _conda_specs(request.specs, result.wheels))  # fmt: skip
     if not result.wheels:
@@ -226,7 +241,7 @@ def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -
     plan = plan_install(
         [w.candidate for w in result.wheels], python=python,
         installer="uv" if request.installer == "uv" else "pip" if request.installer else None,
-        platform=result.platform,
+        platform=result.platform, require_hashes=request.require_hashes,
     )  # fmt: skip
     install(plan, downloads=downloads)
 
@@ -236,7 +251,7 @@ def _lock(result: SolveResult, request: SolveRequest) -> None:
 
     assert request.lockfile is not None
     wheels = [
-        LockedWheel(p.name, p.version, w.candidate.url, w.candidate.sha256 or "", w.requires_dist)
+        LockedWheel(p.name, p.version, w.candidate.url, w.sha256, w.requires_dist)
         for w in result.wheels
         for p in (w.package,)
     ]
