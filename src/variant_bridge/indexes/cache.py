@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -57,6 +58,19 @@ def default_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) 
     return base / _APP
 
 
+# A partial download older than this was left by a killed command (a live one writes on); the
+# next command that writes the same entry removes it.
+_STALE_PART_SECONDS = 3600
+
+
+def _drop_stale_parts(directory: Path) -> None:
+    now = time.time()
+    for part in directory.glob(".*.part"):
+        with contextlib.suppress(OSError):
+            if now - part.stat().st_mtime > _STALE_PART_SECONDS:
+                part.unlink()
+
+
 class Cache:
     """The cache under *root* (created when first written)."""
 
@@ -88,6 +102,7 @@ class Cache:
         directory = self._wheel_dir(sha256)
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            _drop_stale_parts(directory)
             fd, name = tempfile.mkstemp(prefix=f".{filename}.", suffix=".part", dir=directory)
         except OSError as e:
             raise IndexReadError(
