@@ -47,10 +47,12 @@ _set = object.__setattr__
 def value(cls: type[T]) -> type[T]:
     """Make *cls* a frozen, slotted dataclass (see the module docstring)."""
     documented = cls.__doc__ is not None
+    if not documented:  # else dataclasses runs inspect.signature() for a text replaced below
+        cls.__doc__ = cls.__name__
     # Fields and slots only: with these flags dataclasses generates no code.
     cls = dataclasses.dataclass(slots=True, init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    if not documented:  # dataclasses writes the signature there (it saw no __init__ yet)
+    if not documented:  # the text dataclasses writes there (it saw no __init__ yet)
         cls.__doc__ = _signature_text(cls.__name__, [f for f in fields if f.init])
     methods = {
         "__init__": _init(cls, fields),

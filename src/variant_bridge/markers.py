@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Union
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison
 from packaging.requirements import InvalidRequirement, Requirement
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import RequirementError, quote
 from variant_bridge.mappings import MappingTables, load_tables
@@ -54,7 +54,7 @@ _TOKEN_RE = re.compile(
 _OPS = frozenset({"===", "==", "!=", "<=", ">=", "~=", "<", ">", "in", "not in"})
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VariantValues:
     """What the variant variables are for one wheel (PEP 825)."""
 
@@ -86,17 +86,17 @@ class VariantValues:
 # -- the tree -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Var:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Str:
     value: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Compare:
     left: _Var | _Str
     op: str
@@ -114,7 +114,7 @@ class _Compare:
         return f"{_side(self.left)} {self.op} {_side(self.right)}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _BoolOp:
     op: str  # "and" | "or"
     items: tuple[_Node, ...]
@@ -294,7 +294,7 @@ def _resolve(node: _Node, values: VariantValues) -> _Node | bool:
 # -- requirements ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Dependency:
     """One ``Requires-Dist`` line: the requirement and its marker, parsed."""
 
@@ -370,7 +370,7 @@ def parse_dependency(line: str) -> Dependency:
     return Dependency(line, requirement, marker)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class EvaluatedDependencies:
     """The lines that apply to one variant on the target, and why others could not be read."""
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Literal
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source
 from variant_bridge.mappings import MappingTables, NvidiaTable, load_tables
 from variant_bridge.translate.supported import SupportedProperties
@@ -64,7 +64,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTENV_PLAIN_RE = re.compile(r"[A-Za-z0-9_.,:/@+=-]*")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class UvSettings:
     """Variables to set for uv, in output order, and what uv still cannot be told."""
 
@@ -79,7 +79,7 @@ class UvSettings:
         return {**environ, **self.as_dict()}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Names:
     """What the nvidia table calls the features and variables this module reads and writes."""
 

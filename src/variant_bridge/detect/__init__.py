@@ -14,9 +14,10 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from variant_bridge._values import value
 from variant_bridge.detect.exported_pins import split_exported_pins
 from variant_bridge.detect.facts import (
     Fact,
@@ -222,7 +223,7 @@ def _refuse_undeclared(env: Environment) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Read:
     """What the prefix, lock or nothing gave, before virtual packages are decided."""
 

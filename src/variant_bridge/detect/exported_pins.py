@@ -10,14 +10,14 @@ user's declaration again (docs/semantics.md, "Exported pins").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from variant_bridge._values import value
 from variant_bridge.uv_settings import EXPORTED_PINS_VARIABLE, parse_exported_pins
 
 __all__ = ["ExportedPins", "split_exported_pins"]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ExportedPins:
     """The process environment without the export's pins, and what was set aside."""
 

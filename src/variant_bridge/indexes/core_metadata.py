@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
+from variant_bridge._values import value
 from variant_bridge.errors import IndexReadError, InvalidMetadata
 from variant_bridge.indexes.candidates import Candidate
 from variant_bridge.indexes.download import Downloads, url_to_path
@@ -41,7 +41,7 @@ MAX_CORE_METADATA = MAX_MEMBER
 """The largest ``METADATA`` read, from any source (a real one is a few KiB)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CoreMetadata:
     """The fields of a wheel's ``METADATA`` the bridge reads."""
 

@@ -16,10 +16,11 @@ import re
 import zipfile
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
 
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidMetadata
 from variant_bridge.metadata._fields import q_list
 
@@ -56,7 +57,7 @@ def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
     return MappingProxyType(dict(mapping))
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class WheelMembers:
     """The top-level ``*.dist-info/METADATA`` and ``variant.json`` members of one wheel.
 

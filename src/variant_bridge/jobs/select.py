@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -265,7 +265,7 @@ def _duplicates(
     return tuple(found)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Context:
     """What every requested package is chosen with, computed once per call."""
 

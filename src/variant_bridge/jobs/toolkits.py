@@ -12,10 +12,10 @@ variant, in words; the other variants are still judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from packaging.tags import Tag
 
+from variant_bridge._values import value
 from variant_bridge.errors import IndexReadError, InvalidMetadata
 from variant_bridge.indexes import Candidate, CoreMetadata, CoreMetadataReader
 from variant_bridge.mappings import MappingTables
@@ -28,7 +28,7 @@ from variant_bridge.translate.supported import Bound
 __all__ = ["VariantToolkit", "read_toolkits", "toolkit_judge"]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VariantToolkit:
     """One variant's toolkit evidence and where it was read."""
 

@@ -28,6 +28,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge._values import value
 from variant_bridge.environment import Environment, PythonDistribution, Toolkit
 from variant_bridge.mappings import MappingTables, NameMapping, load_tables
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
@@ -75,7 +76,7 @@ class CudaVersion:
         return str(self.major) if self.minor is None else f"{self.major}.{self.minor}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Evidence:
     """One fact saying which CUDA a variant was built against, with its display text."""
 
@@ -94,7 +95,7 @@ class Evidence:
     """The source of the ``names.yaml`` rule that placed the version."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolkitEvidence:
     """Everything known about the CUDA toolkit of one variant."""
 
@@ -264,7 +265,7 @@ def judge_toolkit(evidence: ToolkitEvidence, bound: Bound | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class InstalledToolkit:
     """The toolkit evidence of an installed variant wheel, judged against its environment."""
 
