@@ -139,6 +139,30 @@ def test_a_remote_wheel_is_downloaded_for_its_copy(
     assert (tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl").read_bytes() == wheel.read_bytes()
 
 
+def test_a_remote_wheel_is_fetched_through_the_commands_transport(
+    export_world: ExportWorld, exported: ExportModel, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from tests.worlds.index_server import IndexServer
+    from variant_bridge.indexes.transport import Transport
+
+    wheel = export_world.installed["tinyvar"]
+    logged: list[str] = []
+    with IndexServer(export_world.wheels) as index:
+        url = index.file_url(wheel.name)
+        pip = tuple(
+            dataclasses.replace(p, url=url) if p.name == "tinyvar" else p for p in exported.pip
+        )
+        copy_wheels(
+            dataclasses.replace(exported, pip=pip),
+            tmp_path / "wheels",
+            relative_to=tmp_path,
+            transport=Transport(log=logged.append),  # --verbose lists this download too
+        )
+    assert f"GET {url}" in logged
+
+
 def test_a_failed_copy_removes_the_copies_and_folders_it_made(
     export_world: ExportWorld, exported: ExportModel, tmp_path: Path
 ) -> None:

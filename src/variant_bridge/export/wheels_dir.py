@@ -33,6 +33,7 @@ from variant_bridge.export.model import (
 )
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, download, file_sha256, url_to_path
+from variant_bridge.indexes.transport import Transport
 
 __all__ = ["DEFAULT_WHEELS_DIR", "copied_wheels", "copy_wheels", "relative_reference"]
 
@@ -50,7 +51,9 @@ def _filename(url: str) -> WheelFilename:
         raise ExportError(f"cannot copy {url}: {e}") from e
 
 
-def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
+def _source(
+    requirement: PipRequirement, url: str, scratch: Path, transport: Transport | None
+) -> Path:
     """A local file with the wheel's bytes: the file itself, or a hash-checked download."""
     if url.startswith("file:"):
         path = url_to_path(url)
@@ -62,7 +65,7 @@ def _source(requirement: PipRequirement, url: str, scratch: Path) -> Path:
         return path
     candidate = Candidate(_filename(url), url, url, requirement.sha256)
     try:
-        return download(candidate, scratch)
+        return download(candidate, scratch, transport=transport)
     except VariantBridgeError as e:
         raise ExportError(f"cannot copy {requirement.name} {requirement.version}: {e}") from e
 
@@ -74,11 +77,12 @@ def _copy(
     *,
     overwrite: bool,
     after_chunk: AfterChunk | None,
+    transport: Transport | None,
 ) -> tuple[Path, str]:
     assert requirement.url is not None
     url = requirement.url
     target = directory / _filename(url).base
-    source = _source(requirement, url, scratch)
+    source = _source(requirement, url, scratch, transport)
     wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
     try:
         if target.is_file():
@@ -112,16 +116,26 @@ def copy_wheels(
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
     after_chunk: AfterChunk | None = None,
+    transport: Transport | None = None,
 ) -> ExportModel:
     """Copy every pinned variant wheel of *model* into *directory* under its non-variant
     filename, and return the model with its pip lines / pixi paths pointing at the copies.
 
     :param relative_to: the directory of the exported file (pixi paths are relative to it).
     :param overwrite: replace a file of the same name with other bytes (``--force``).
+    :param transport: what fetches a remote wheel (the command's deadlines, caps and log).
     :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
         cannot be written; the copies and directories made before are removed again.
     """
-    return _copy_all(model, directory, relative_to, overwrite, after_chunk)[0]
+    with copied_wheels(
+        model,
+        directory,
+        relative_to=relative_to,
+        overwrite=overwrite,
+        after_chunk=after_chunk,
+        transport=transport,
+    ) as copied:
+        return copied
 
 
 @contextmanager
@@ -132,6 +146,7 @@ def copied_wheels(
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
     after_chunk: AfterChunk | None = None,
+    transport: Transport | None = None,
 ) -> Iterator[ExportModel]:
     """:func:`copy_wheels` for the length of a ``with`` block that writes the export: when the
     block fails, the copies (and directories) this call created are removed, so a failed export
@@ -140,7 +155,14 @@ def copied_wheels(
 
     :raises ExportError: as :func:`copy_wheels`.
     """
-    copied, created = _copy_all(model, directory, relative_to, overwrite, after_chunk)
+    copied, created = _copy_all(
+        model,
+        directory,
+        relative_to,
+        overwrite=overwrite,
+        after_chunk=after_chunk,
+        transport=transport,
+    )
     try:
         yield copied
     except BaseException:
@@ -172,8 +194,10 @@ def _copy_all(
     model: ExportModel,
     directory: str | os.PathLike[str],
     relative_to: str | os.PathLike[str],
+    *,
     overwrite: bool,
     after_chunk: AfterChunk | None,
+    transport: Transport | None,
 ) -> tuple[ExportModel, list[Path]]:
     """The model pointing at the copies, and the directories and files this call created."""
     pinned = [p for p in model.pip if p.url is not None and p.label is not None]
@@ -199,6 +223,7 @@ def _copy_all(
                     Path(scratch),
                     overwrite=overwrite,
                     after_chunk=after_chunk,
+                    transport=transport,
                 )
                 if not existed:
                     created.append(target)

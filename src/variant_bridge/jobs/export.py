@@ -272,6 +272,7 @@ def run_export(
             relative_to=destination.absolute().parent if destination else Path.cwd(),
             overwrite=output.force,
             after_chunk=after_chunk,
+            transport=request.transport,
         )
     # The copies are removed again if the export cannot be written.
     with copies as model:
