@@ -116,6 +116,31 @@ def test_a_dripping_server_is_cut_off_at_the_deadline(index: IndexServer) -> Non
     )
 
 
+def test_a_host_name_that_resolves_too_slowly_is_cut_off_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+    import threading
+
+    # No DNS server exists here: the system resolver, stuck for a name, is what is simulated.
+    resolve = socket.getaddrinfo
+    release = threading.Event()
+
+    def stuck(host: str, *args: object, **kwargs: object) -> object:
+        if host == "stuck.example":
+            release.wait(30)
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck)
+    start = time.monotonic()
+    try:
+        with pytest.raises(DeadlineExceeded, match=r"^cannot fetch http://stuck\.example/simple/"):
+            Transport(deadline=1.0).get("http://stuck.example/simple/")
+    finally:
+        release.set()
+    assert time.monotonic() - start < 10  # without the bound: as long as the resolver hangs
+
+
 def test_a_truncated_download_is_reported_as_truncated(index: IndexServer) -> None:
     (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
     with (

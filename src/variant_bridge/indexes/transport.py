@@ -8,7 +8,8 @@ files, range reads, wheel downloads). What it guarantees, whatever the server do
 - every request has a **total deadline** (:attr:`Transport.deadline` seconds, plus the time the
   announced size needs at :attr:`Transport.min_rate`), not only a per-read timeout: a server
   dripping one byte every few seconds is cut off (a watchdog shuts the socket down at the
-  deadline, headers included);
+  deadline, headers included), and so is a host name the system resolver takes too long to
+  answer for (it has no timeout of its own);
 - a body shorter than its ``Content-Length`` is a :class:`~variant_bridge.errors.TruncatedRead`;
   a document larger than its cap is refused with its size, from ``Content-Length`` when the
   server announces it, before anything is read;
@@ -173,21 +174,75 @@ class _Watchdog:
         if self._timer is not None:
             self._timer.cancel()
 
+    def create_connection(
+        self,
+        address: tuple[str, int],
+        timeout: float | None,
+        source_address: tuple[str, int] | None = None,
+    ) -> socket.socket:
+        """:func:`socket.create_connection`, its name lookup within the deadline too."""
+        host, port = address
+        found = _resolve(host, port, self.start + self.seconds - time.monotonic())
+        if found is None:
+            self._fire()
+            raise TimeoutError(f"no address for {host} before the deadline")
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in found:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(timeout)
+                if source_address is not None:
+                    sock.bind(source_address)
+                self.attach(sock)  # a connect still under way when the deadline passes ends
+                sock.connect(sockaddr)
+            except OSError as e:
+                sock.close()
+                error = e
+                continue
+            return sock
+        raise error or OSError(f"no address for {host}")
+
+
+def _resolve(host: str, port: int, seconds: float) -> list[Any] | None:
+    """``getaddrinfo`` for a TCP connection, or ``None`` when it has not answered in *seconds*
+    (the lookup then finishes in the background, on a daemon thread nobody waits for)."""
+    answer: list[Any] = []
+    done = threading.Event()
+
+    def lookup() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as e:
+            answer.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=lookup, name=f"resolve {host}", daemon=True).start()
+    if not done.wait(max(0.0, seconds)):
+        return None
+    if isinstance(answer[0], OSError):
+        raise answer[0]
+    found: list[Any] = answer[0]
+    return found
+
 
 def _opener(watchdog: _Watchdog, log: Callable[[str], None] | None) -> Any:
     """An urllib opener for http(s) only, whose sockets the watchdog can shut down."""
     import http.client
     import urllib.request
 
+    # http.client opens its sockets through _create_connection (socket.create_connection).
     class Connection(http.client.HTTPConnection):
         def connect(self) -> None:
+            self._create_connection = watchdog.create_connection
             super().connect()
-            watchdog.attach(self.sock)
+            watchdog.attach(self.sock)  # for TLS, the socket that wraps the one connected
 
     class SecureConnection(http.client.HTTPSConnection):
         def connect(self) -> None:
+            self._create_connection = watchdog.create_connection
             super().connect()
-            watchdog.attach(self.sock)
+            watchdog.attach(self.sock)  # for TLS, the socket that wraps the one connected
 
     class Handler(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
