@@ -5,6 +5,7 @@ pixi.lock read back by ``detect`` and ``export``."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,34 @@ def test_no_solution_is_one_line(cli: Cli, conda: Channel, wheels: Path) -> None
     assert result.exit_code == 1
     assert result.stderr.startswith("error: no solution for gpulib cuda-version 11.8.*")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["index", "convert"])
+def test_an_unreadable_wheel_is_one_line_and_nothing_is_written(
+    cli: Cli, wheels: Path, tmp_path: Path, command: str
+) -> None:
+    corrupt = tmp_path / "in" / "broken-1.0-py3-none-any.whl"
+    corrupt.parent.mkdir()
+    corrupt.write_bytes(b"not a zip")
+    out = tmp_path / "out"
+    named = cli(command, str(corrupt), "-o", str(out))  # named one by one: an error
+    assert (named.exit_code, named.stdout) == (1, "")
+    assert (
+        named.stderr
+        == f"error: {corrupt}: not a readable wheel (zip) file: File is not a zip file\n"
+    )
+    found = cli(command, str(corrupt.parent), "-o", str(out))  # found in a folder, nothing else
+    assert found.exit_code == 1
+    verb = {"index": "indexed", "convert": "converted"}[command]
+    assert found.stderr.startswith(f"error: no wheel could be {verb}: {corrupt}: not a readable")
+    assert not out.exists()
+    shutil.copy(corrupt, wheels / corrupt.name)  # beside readable wheels: skipped, with why
+    try:
+        beside = cli(command, str(wheels), "-o", str(out))
+    finally:
+        (wheels / corrupt.name).unlink()
+    assert beside.exit_code == 0, beside.stderr
+    assert f"skipped {corrupt.name}: " in beside.stdout
 
 
 def test_a_remote_channel_is_a_usage_error(cli: Cli, wheels: Path) -> None:

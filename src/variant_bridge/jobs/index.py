@@ -207,13 +207,39 @@ class _Reader:
         return meta.requires_dist, meta.requires_python or candidate.requires_python
 
 
+def _skip(candidate: Candidate, reason: str, named: set[str]) -> tuple[str, str]:
+    """A wheel left out, with why; a wheel the user named one by one is an error instead."""
+    if candidate.url in named:
+        raise SolveError(_why(str(url_to_path(candidate.url)), reason))
+    return candidate.name, reason
+
+
+def require_wheels(gathered: Sequence[Gathered], verb: str) -> None:
+    """Refuse to write a channel (or packages) when every wheel found was left out; before
+    anything is copied.
+
+    :raises SolveError: naming the first wheel left out and why.
+    """
+    if not gathered or any(one.release.wheels for one in gathered):
+        return  # none found at all is the caller's own message
+    left = [_why(name, reason) for one in gathered for name, reason in one.skipped]
+    more = f" (and {len(left) - 1} more)" if left[1:] else ""
+    raise SolveError(f"no wheel could be {verb}" + (f": {left[0]}{more}" if left else ""))
+
+
+def _why(name: str, reason: str) -> str:
+    """*reason*, led by *name* unless it already names the file."""
+    return reason if name in reason else f"{name}: {reason}"
+
+
 def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered], list[str]]:
     """Every release the request names, read (variant metadata, hashes, requirements).
 
     :raises IndexReadError: a source cannot be read; :raises InvalidMetadata: a malformed
-        ``*-variants.json``; :raises SolveError: a named wheel file is missing.
+        ``*-variants.json``; :raises SolveError: a named wheel file is missing or unreadable.
     """
     files, notes = _listing(request, downloads.transport)
+    named = {path.absolute().as_uri() for path in request.files}
     wheels, documents, skipped = _groups(files, request.projects)
     reader = _Reader(downloads)
     gathered: list[Gathered] = []
@@ -227,7 +253,7 @@ def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered],
         entries: list[WheelFile] = []
         pointed: list[tuple[str, Candidate]] = []
         release_skipped = [
-            (str(w), str(p)) for w, _ in members if (p := problems.get(w.label or ""))
+            _skip(c, str(p), named) for c in candidates if (p := problems.get(c.label or ""))
         ]
         for candidate in candidates:
             if candidate.label in problems:
@@ -236,7 +262,7 @@ def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered],
                 sha256, size = reader.digest(candidate)
                 requires, requires_python = reader.requirements(candidate)
             except (IndexReadError, InvalidMetadata) as e:
-                release_skipped.append((candidate.name, str(e)))
+                release_skipped.append(_skip(candidate, str(e), named))
                 continue
             variant = variants.get(candidate.label) if candidate.label else None
             entries.append(WheelFile(candidate.filename, candidate.url, sha256, size, requires,
@@ -306,6 +332,7 @@ def index_wheels(request: IndexRequest) -> IndexReport:
                 "no wheels found to index in "
                 + ", ".join([s.name for s in request.sources] + [str(p) for p in request.files])
             )
+        require_wheels(gathered, "indexed")
         releases = records_of(gathered, request)
     records = [r for release in releases for r in release.records]
     notes += write_channel(
