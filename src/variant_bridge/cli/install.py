@@ -46,12 +46,7 @@ __all__ = ["install"]
 def install(
     *,
     packages: tuple[str, ...],
-    find_links: tuple[str, ...],
-    index_url: str | None,
-    extra_index_urls: tuple[str, ...],
-    python: str | None,
-    index_strategy: str,
-    no_deps: bool,
+    sources: _SourceOptions,
     env_options: EnvironmentOptions,
     fetch: FetchOptions,
     installer: str | None,
@@ -81,9 +76,8 @@ def install(
     # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
     # their requirements for the tree, then to install them.
     downloads = fetch.downloads()
-    given = _SourceOptions(find_links, index_url, extra_index_urls, python, index_strategy, no_deps)
     chosen = _choose(
-        packages, env_options, given, downloads, fetch_chosen=True, read_installed=not dry_run
+        packages, env_options, sources, downloads, fetch_chosen=True, read_installed=not dry_run
     )
     target, choices = chosen.target, chosen.choices
     install_plan = plan(

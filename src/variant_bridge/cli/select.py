@@ -6,9 +6,10 @@ choice and the summary of the view.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -34,7 +35,19 @@ __all__ = ["choice_json", "select"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _source_options(function: F) -> F:
+_SOURCE_FIELDS = ("find_links", "index_url", "extra_index_urls", "python", "index_strategy",
+                  "no_deps")  # fmt: skip
+
+
+def _source_options(command: F) -> F:
+    """The package sources and the target interpreter, passed as ``sources: _SourceOptions``."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        kwargs["sources"] = _SourceOptions(*(kwargs.pop(name) for name in _SOURCE_FIELDS))
+        return command(**kwargs)
+
+    function = cast("F", wrapper)
     function = click.option(
         "--no-deps",
         "no_deps",
@@ -357,12 +370,7 @@ def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
 def select(
     *,
     packages: tuple[str, ...],
-    find_links: tuple[str, ...],
-    index_url: str | None,
-    extra_index_urls: tuple[str, ...],
-    python: str | None,
-    index_strategy: str,
-    no_deps: bool,
+    sources: _SourceOptions,
     env_options: EnvironmentOptions,
     fetch: FetchOptions,
     as_json: bool,
@@ -378,11 +386,10 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
-    given = _SourceOptions(find_links, index_url, extra_index_urls, python, index_strategy, no_deps)
     # The chosen wheels' requirements are read (downloading a wheel only when the index offers
     # neither PEP 658 metadata nor ranges), so that select resolves the tree install installs.
     downloads = fetch.downloads()
-    chosen = _choose(packages, env_options, given, downloads, fetch_chosen=True)
+    chosen = _choose(packages, env_options, sources, downloads, fetch_chosen=True)
     target, choices = chosen.target, chosen.choices
     if as_json:
         echo_json([choice_json(c) for c in choices])
