@@ -7,25 +7,21 @@ from pathlib import Path
 import click
 
 from variant_bridge.cli._output import echo_json, heading, json_option
-from variant_bridge.cli.index import priority_option, release_json
+from variant_bridge.cli.index import (
+    channel_options,
+    priority_option,
+    release_json,
+    target_subdir,
+)
 
 __all__ = ["convert"]
 
 
 @click.command("convert", short_help="Turn variant wheels into conda packages.")
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR...")
-@click.option(
-    "--output",
-    "-o",
-    "channel",
-    required=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The channel directory the packages are written to (then indexed with rattler).",
-)
-@click.option(
-    "--subdir",
-    metavar="SUBDIR",
-    help="The platform the packages' requirements are for (binary wheels go there, pure "
+@channel_options(
+    output_help="The channel directory the packages are written to (then indexed with rattler).",
+    subdir_help="The platform the packages' requirements are for (binary wheels go there, pure "
     "ones to noarch). Default: this machine's.",
 )
 @priority_option
@@ -45,18 +41,16 @@ def convert(
       variant-bridge convert torch-2.9.0-*.whl -o ./channel --subdir linux-64
     """
     from variant_bridge.cli import _native
-    from variant_bridge.detect.machine import host_platform
     from variant_bridge.indexes import FindLinks, IndexSource
     from variant_bridge.jobs.convert import convert_wheels
     from variant_bridge.jobs.index import IndexRequest
     from variant_bridge.priority import Encoding
-    from variant_bridge.virtual_packages import check_platform
 
     files = tuple(Path(i) for i in inputs if i.endswith(".whl"))
     dirs: tuple[IndexSource, ...] = tuple(
         FindLinks.parse(i) for i in inputs if not i.endswith(".whl")
     )
-    target = check_platform(subdir, where="--subdir") if subdir else host_platform()
+    target = target_subdir(subdir)
     request = IndexRequest(channel, target, dirs, files, encoding=Encoding(priority))
     _native.request_clean_exit()
     report = convert_wheels(request)

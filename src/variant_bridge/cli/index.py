@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,9 +14,10 @@ if TYPE_CHECKING:
     from variant_bridge.jobs.index import IndexReport
     from variant_bridge.solve.records import ReleaseRecords
 
-__all__ = ["index", "priority_option", "report_json"]
+__all__ = ["channel_options", "index", "priority_option", "report_json", "target_subdir"]
 
 PRIORITIES = ("cells", "rank")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def priority_option(function: Any) -> Any:
@@ -28,6 +30,31 @@ def priority_option(function: Any) -> Any:
         "agrees with select on every GPU) or rank (one build number per label; GPU-dependent "
         "orders are reported as conflicts).",
     )(function)
+
+
+def channel_options(*, output_help: str, subdir_help: str) -> Callable[[F], F]:
+    """``-o/--output CHANNEL`` and ``--subdir SUBDIR``, as ``index`` and ``convert`` take them."""
+
+    def decorate(function: F) -> F:
+        function = click.option("--subdir", metavar="SUBDIR", help=subdir_help)(function)
+        return click.option(
+            "--output",
+            "-o",
+            "channel",
+            required=True,
+            type=click.Path(path_type=Path, file_okay=False),
+            help=output_help,
+        )(function)
+
+    return decorate
+
+
+def target_subdir(subdir: str | None) -> str:
+    """The ``--subdir`` given, checked; else this machine's."""
+    from variant_bridge.detect.machine import host_platform
+    from variant_bridge.virtual_packages import check_platform
+
+    return check_platform(subdir, where="--subdir") if subdir else host_platform()
 
 
 def _split(inputs: tuple[str, ...]) -> tuple[list[str], list[Path], list[str]]:
@@ -101,18 +128,9 @@ def _echo(report: IndexReport) -> None:
     short_help="Write v3.whl repodata that makes variant wheels visible to conda solvers.",
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR|INDEX-URL...")
-@click.option(
-    "--output",
-    "-o",
-    "channel",
-    required=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The channel directory to write (created; its conda packages are indexed too).",
-)
-@click.option(
-    "--subdir",
-    metavar="SUBDIR",
-    help="The conda platform the records are for. Default: this machine's.",
+@channel_options(
+    output_help="The channel directory to write (created; its conda packages are indexed too).",
+    subdir_help="The conda platform the records are for. Default: this machine's.",
 )
 @click.option(
     "--project",
@@ -153,16 +171,14 @@ def index(
       variant-bridge index https://example.org/simple/ --project torch -o ./channel
     """
     from variant_bridge.cli import _native
-    from variant_bridge.detect.machine import host_platform
     from variant_bridge.indexes import FindLinks, IndexSource, SimpleIndex
     from variant_bridge.jobs.index import IndexRequest, index_wheels
     from variant_bridge.priority import Encoding
-    from variant_bridge.virtual_packages import check_platform
 
     urls, files, dirs = _split(inputs)
     if urls and not projects:
         raise click.UsageError("Index URLs need --project NAME (an index lists every project).")
-    target = check_platform(subdir, where="--subdir") if subdir else host_platform()
+    target = target_subdir(subdir)
     sources: tuple[IndexSource, ...] = (
         *(FindLinks.parse(d) for d in dirs),
         *(SimpleIndex.parse(u) for u in urls),
