@@ -88,6 +88,10 @@ def release_json(release: ReleaseRecords) -> dict[str, Any]:
         "left_to_installer": [
             {"wheel": w, "requirement": req} for w, req in release.left_to_installer
         ],
+        "not_dependencies": [
+            {"wheel": w, "requirement": req, "reason": why}
+            for w, req, why in release.not_dependencies
+        ],
     }
 
 
