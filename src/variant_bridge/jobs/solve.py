@@ -233,11 +233,18 @@ def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -
     assert request.prefix is not None
     for wheel in result.wheels:  # refused before the prefix is touched, not halfway
         hash_to_compare(wheel.candidate, require_hashes=request.require_hashes)
+    # Never the running interpreter: the wheels belong in the prefix's, or nowhere.
     install_conda([p.record for p in result.conda], request.prefix,
-                  _conda_specs(request.specs, result.wheels))  # fmt: skip
+                  _conda_specs(request.specs, result.wheels),
+                  needs_python=bool(result.wheels))  # fmt: skip
     if not result.wheels:
         return
     python = resolve_target_python(None, Environment(result.platform), prefix=request.prefix)
+    if python.source != "prefix":
+        raise SolveError(
+            f"installed the conda packages into {request.prefix}, but it has no bin/python to "
+            "install the wheels with: they were not installed"
+        )
     plan = plan_install(
         [w.candidate for w in result.wheels], python=python,
         installer="uv" if request.installer == "uv" else "pip" if request.installer else None,
