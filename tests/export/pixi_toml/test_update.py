@@ -360,3 +360,32 @@ def test_real_manifests_keep_every_line(manifest: Path) -> None:
     data = tomlkit.parse(result.text).unwrap()
     root = data["target"]["linux-64"] if "linux-64" in data.get("target", {}) else data
     assert root["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[dependencies]\npython = "3.12.*"  # ours\n\n[tasks]\nx = "y"\n',
+        '[dependencies]\npython = "3.12.*"\n# a closing comment\n\n\n[tasks]\nx = "y"\n',
+        '[dependencies]\npython = "3.12.*"',
+        "[dependencies]\n",
+        '[dependencies]\npython = "3.12.*"\n[dependencies.numpy]\nversion = "*"\n',
+        '[workspace]\nname = "p"\n\n[dependencies]\na = "1"\n\n# after\n',
+    ],
+)
+def test_adding_many_entries_at_once_gives_the_per_key_result(text: str) -> None:
+    """The bulk add (linear) writes exactly what tomlkit's per-key insert (quadratic) writes."""
+    import tomlkit
+
+    from variant_bridge.export.pixi_toml.items import add_all_marked, add_marked
+
+    entries = {f"pkg{i}": {"version": f"=={i}", "build": "h0"} for i in range(5)}
+    entries["plain"] = "==1.0"
+    notes = {"pkg1": "why"}
+    one_by_one = tomlkit.parse(text)
+    for key, value in entries.items():
+        add_marked(one_by_one["dependencies"], key, value, notes.get(key))
+    at_once = tomlkit.parse(text)
+    add_all_marked(at_once["dependencies"], entries, notes)
+    assert tomlkit.dumps(at_once) == tomlkit.dumps(one_by_one)
+    assert tomlkit.parse(tomlkit.dumps(at_once)) == tomlkit.parse(tomlkit.dumps(one_by_one))

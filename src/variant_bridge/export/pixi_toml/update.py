@@ -21,6 +21,7 @@ from variant_bridge.export.channels import normalize_channel
 from variant_bridge.export.model import ExportModel
 from variant_bridge.export.pixi_toml.items import (
     TABLES,
+    add_all_marked,
     add_marked,
     as_written,
     has_comments,
@@ -263,13 +264,15 @@ class _Editor:
         table = self.table(base, name, prefix)
         for key in [k for k in table if k not in wanted and is_owned(table, k)]:
             del table[key]  # the export's, and no longer in the environment
+        missing: dict[str, Any] = {}
         for key, value in wanted.items():
             if key not in table:
-                add_marked(table, key, value, reasons.get(key))
+                missing[key] = value
             elif is_owned(table, key):
                 set_marked(table, key, value, reasons.get(key))
             else:
                 self.judge_user(name, key, table.item(key), value, prefix)
+        add_all_marked(table, missing, reasons)
 
     def judge_top_level(self, root: Any, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
         """*wanted* without the keys the user's top-level table *name* has (judged here)."""
