@@ -75,9 +75,9 @@ def add_all_marked(table: Any, entries: dict[str, Any], notes: dict[str, str]) -
         body[-1][1].trivia.trail += "\n"
     container.parsing(True)  # while parsing, tomlkit appends without rescanning
     try:
-        for key, item in new:
-            if key is not None:
-                container.append(key, item)
+        for new_key, item in new:
+            if new_key is not None:
+                container.append(new_key, item)
     finally:
         container.parsing(False)
     body.extend(reversed(closing))
