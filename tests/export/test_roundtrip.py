@@ -193,23 +193,23 @@ def uv_choice(world: ExportWorld, site: Path, environ: dict[str, str]) -> str | 
 def test_the_pixi_manifest_matches_the_environment(
     export_world: ExportWorld, machine: dict[str, str], tmp_path: Path, gpu_machine: dict[str, str]
 ) -> None:
-    # tinyvar cu126 has kernels for 8.x and 9.x only: pixi cannot state that (see test_render)
-    model = export_prefix(export_world, environ=machine, host_requirements=False)
+    # tinyvar cu126 has kernels for 8.x and 9.x only: pixi cannot state that (see test_render);
+    # the default export declares the driver floor and says the rest
+    model = export_prefix(export_world, environ=machine)
     manifest = tomllib.loads(render(model, "pixi-toml"))
     assert manifest["pypi-dependencies"] == {
         "gpuext": {"path": str(export_world.installed["gpuext"])},
         "plainpkg": "==2.0",
         "tinyvar": {"path": str(export_world.installed["tinyvar"])},
     }
-    # what the conda packages need: cuda-version 12.6 constrains __cuda >=12
-    assert manifest["workspace"]["platforms"] == [{"platform": "linux-64", "cuda": "12"}]
-    # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0), and the target GPU
-    # where this machine has one
+    # the wheels' driver floor (__cuda >=12.6), which [system-requirements] can state
+    assert manifest["workspace"]["platforms"] == ["linux-64"]
+    assert manifest["system-requirements"] == {"cuda": "12.6"}
+    # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0); no GPU pin, since the
+    # manifest declares no GPU: uv reads the machine's
     env = manifest["activation"]["env"]
     assert env["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
-    assert env.get("NV_VARIANT_PROVIDER_FORCE_SM_ARCH") == (
-        machine["CONDA_OVERRIDE_CUDA_ARCH"] or None
-    )
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" not in env
     # ... and real uv, run with them as pixi would on the GPU machine, picks the installed label
     assert uv_choice(export_world, tmp_path / "site", {**gpu_machine, **env}) == "cu126"
     installed = {(r.name.normalized, str(r.version), str(r.build)) for r in export_world.records}

@@ -25,6 +25,7 @@ from variant_bridge.export import (
     build_export,
     check_target,
     copied_wheels,
+    format_notes,
     read_manifest,
     render,
     update_manifest,
@@ -102,6 +103,10 @@ class ExportRequest:
         ``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`.
     :param project_dir: the folder of the manifest written (a pixi workspace is named after it
         when the prefix is not a pixi project's); ``None``: the current directory.
+    :param hashes: establish every wheel's file and hash, for environment.yml's pip
+        hash-checking mode (``run_export`` sets it for that format).
+    :param strict_host_requirements: every host requirement a requirement, also those the
+        receiving client cannot check by itself (``--strict-host-requirements``).
     """
 
     source: EnvironmentSource = field(default_factory=ExportSource)
@@ -119,6 +124,8 @@ class ExportRequest:
     """The command's HTTP requests (``--verbose``, progress); ``None``: a plain one."""
     environ: Mapping[str, str] | None = None
     project_dir: Path | None = None
+    hashes: bool = False
+    strict_host_requirements: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +215,7 @@ def prepare_export(request: ExportRequest) -> ExportModel:
         find_links=indexes.find_links,
         index_urls=(*([indexes.index_url] if indexes.index_url else []), *indexes.extra_index_urls),
         cache_dir=request.cache_dir,
-        every_wheel=request.every_wheel,
+        every_wheel=request.every_wheel or request.hashes,
         transport=request.transport,
     )
     return build_export(
@@ -217,7 +224,9 @@ def prepare_export(request: ExportRequest) -> ExportModel:
         origins=origins,
         requested_specs=requested,
         channel_order=channel_order,
-        pinning=Pinning(request.pin, request.every_wheel, request.allow_unpinned),
+        pinning=Pinning(
+            request.pin, request.every_wheel, request.allow_unpinned, hashes=request.hashes
+        ),
         host_requirements=request.host_requirements,
         # Local find-links made absolute: the file is read from elsewhere (pip runs in the
         # environment.yml's directory, pixi resolves paths against the manifest's).
@@ -228,6 +237,7 @@ def prepare_export(request: ExportRequest) -> ExportModel:
         ),
         producer=request.producer,
         extra_notes=notes,
+        strict_host_requirements=request.strict_host_requirements,
     )
 
 
@@ -283,7 +293,8 @@ def run_export(
         if output.path is not None:
             text = render(model, output.format)
             write_export(output.path, text, force=output.force, after_chunk=after_chunk)
-        return ExportResult(model, output.format, output.path, True, model.notes)
+        notes = (*model.notes, *format_notes(model, output.format))
+        return ExportResult(model, output.format, output.path, True, notes)
 
 
 def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
@@ -291,6 +302,8 @@ def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
     workspace is named after the manifest's folder."""
     if output.format == "pylock":
         request = replace(request, every_wheel=True)
+    if output.format == "environment-yml":
+        request = replace(request, hashes=True)
     if output.format == "pixi-toml" and request.project_dir is None:
         destination = output.destination
         folder = destination.absolute().parent if destination else Path.cwd()
