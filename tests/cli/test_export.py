@@ -940,3 +940,27 @@ def test_update_from_history_keeps_a_multi_platform_manifest_byte_for_byte(
     again = cli(*args(world, *update), env=OVERRIDES)
     assert "left unchanged" in again.stderr
     assert manifest.read_text() == text
+
+
+def test_copies_beside_the_manifest_are_announced_and_no_copy_pins_the_originals(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    target = tmp_path / "pixi.toml"
+    result = cli(*args(world, "-o", str(target)), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    sizes = sum(world.installed[n].stat().st_size for n in ("gpuext", "tinyvar"))
+    assert f"note: copied 2 variant wheels ({sizes / 1000:.1f} kB) into ./variant-wheels" in (
+        result.stderr
+    )
+    assert "--no-copy pins the original files" in result.stderr
+    # --no-copy: nothing copied, the variant files pinned (path, and the hash in the comment)
+    other = tmp_path / "other" / "pixi.toml"
+    other.parent.mkdir()
+    result = cli(*args(world, "-o", str(other), "--no-copy"), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert not (other.parent / "variant-wheels").exists()
+    assert "copied" not in result.stderr
+    data = tomllib.loads(other.read_text())
+    assert data["pypi-dependencies"]["tinyvar"] == {"path": str(world.installed["tinyvar"])}
+    digest = hashlib.sha256(world.installed["tinyvar"].read_bytes()).hexdigest()
+    assert f"variant cu126, sha256={digest}" in other.read_text()

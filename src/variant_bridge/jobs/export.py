@@ -44,7 +44,7 @@ from variant_bridge.export.validate import (
     is_url,
     safe_name,
 )
-from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
+from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR, copies_announcement
 from variant_bridge.indexes.transport import Transport
 
 __all__ = [
@@ -286,14 +286,15 @@ def run_export(
         )
     # The copies are removed again if the export cannot be written.
     with copies as model:
+        announced = tuple(a for a in (copies_announcement(model),) if a is not None)
         if output.update is not None:
             updated = update_manifest(output.update, model, text=manifest, after_chunk=after_chunk)
-            notes = (*model.notes, *updated.notes)
+            notes = (*model.notes, *updated.notes, *announced)
             return ExportResult(model, output.format, output.update, updated.changed, notes)
         if output.path is not None:
             text = render(model, output.format)
             write_export(output.path, text, force=output.force, after_chunk=after_chunk)
-        notes = (*model.notes, *format_notes(model, output.format))
+        notes = (*model.notes, *format_notes(model, output.format), *announced)
         return ExportResult(model, output.format, output.path, True, notes)
 
 
