@@ -15,6 +15,7 @@ from tests.export.corpus import corpus_files, read_corpus_file
 from tests.export.snapshots import NUMPY, TORCH_ORIGIN, TORCH_PTX, pixi_model
 from variant_bridge.errors import ExportError
 from variant_bridge.export.build import Pinning
+from variant_bridge.export.model import IndexOptions
 from variant_bridge.export.pixi_toml.render import MIN_PIXI, render
 from variant_bridge.export.pixi_toml.update import apply, manifest_kind, update
 
@@ -406,3 +407,24 @@ def test_adding_many_entries_at_once_gives_the_per_key_result(text: str) -> None
     add_all_marked(at_once["dependencies"], entries, notes)
     assert tomlkit.dumps(at_once) == tomlkit.dumps(one_by_one)
     assert tomlkit.parse(tomlkit.dumps(at_once)) == tomlkit.parse(tomlkit.dumps(one_by_one))
+
+
+def test_a_variant_index_is_an_extra_index_never_the_users_index_url() -> None:
+    """pixi's `index-url` replaces PyPI for every PyPI dependency: the user's `requests` would
+    no longer resolve. The export's indexes are extra ones."""
+    text = (
+        '[workspace]\nplatforms = ["linux-64"]\n\n[pypi-dependencies]\nrequests = "*"\n\n'
+        '[pypi-options]\nindex-url = "https://mirror.example/simple"  # our mirror\n'
+    )
+    indexes = IndexOptions("https://variants.example/simple", (), ())
+    after = update(text, pixi_model(index_options=indexes), kind="pixi")
+    options = loads(after)["pypi-options"]
+    assert options["index-url"] == "https://mirror.example/simple"
+    assert options["extra-index-urls"] == ["https://variants.example/simple"]
+    assert 'index-url = "https://mirror.example/simple"  # our mirror\n' in after
+    assert loads(after)["pypi-dependencies"]["requests"] == "*"
+    # an earlier export's own index-url (it replaced PyPI) is taken back
+    earlier = text.replace("  # our mirror", "  # variant-bridge")
+    after = update(earlier, pixi_model(index_options=indexes), kind="pixi")
+    assert "index-url" not in loads(after)["pypi-options"]
+    assert loads(after)["pypi-options"]["extra-index-urls"] == ["https://variants.example/simple"]
