@@ -257,8 +257,8 @@ def establish_origin(
         return wheel.origin(
             None,
             None,
-            f"no wheel with label {wheel.label!r} that matches the installed files was found in "
-            f"{places}",
+            f"no wheel{'' if wheel.label is None else f' with label {wheel.label!r}'} that "
+            f"matches the installed files was found in {places}",
         )
     why = (
         "no direct_url.json" if direct is None else f"installed from a {direct.kind} ({direct.url})"
