@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -154,7 +155,12 @@ def _choose(
     sources = given.open(env_options)
     requests = parse_requests(packages)
     env = env_options.detect()
-    python = resolve_target_python(given.python, env, prefix=env.prefix)
+    prefix: str | Path | None = env.prefix
+    if prefix is None and env_options.lockfile is not None:  # pixi's environment of the lock
+        from variant_bridge.detect.lockfile import pixi_environment_prefix
+
+        prefix = pixi_environment_prefix(env_options.lockfile, env_options.environment)
+    python = resolve_target_python(given.python, env, prefix=prefix)
     if env_options.strict and python.source == "running":
         from variant_bridge.cli import CliError
 

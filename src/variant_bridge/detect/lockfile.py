@@ -26,9 +26,21 @@ from variant_bridge.errors import (
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
 
-__all__ = ["LockedEnvironment", "read_lockfile"]
+__all__ = ["LockedEnvironment", "pixi_environment_prefix", "read_lockfile"]
 
 DEFAULT_ENVIRONMENT = "default"
+
+
+def pixi_environment_prefix(
+    lockfile: str | os.PathLike[str], environment: str | None = None
+) -> Path | None:
+    """The environment pixi installed from *lockfile*: ``.pixi/envs/<environment>`` beside it
+    (``default`` when *environment* is ``None``), when that directory exists; else ``None``."""
+    name = environment or DEFAULT_ENVIRONMENT
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        return None
+    prefix = Path(lockfile).absolute().parent / ".pixi" / "envs" / name
+    return prefix if prefix.is_dir() else None
 
 
 @dataclass(frozen=True, slots=True)

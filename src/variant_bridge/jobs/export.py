@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from variant_bridge.detect import detect_environment
+from variant_bridge.detect.lockfile import pixi_environment_prefix
 from variant_bridge.environment import Environment
 from variant_bridge.errors import InvalidTarget
 from variant_bridge.export import (
@@ -208,7 +209,8 @@ def prepare_export(request: ExportRequest) -> ExportModel:
     else:
         assert source.lockfile is not None
         channel_order = lock_channels(source.lockfile, source.environment)
-        snapshot = complete_locked(snapshot, Path(source.lockfile).parent)
+        installed = pixi_environment_prefix(source.lockfile, source.environment)
+        snapshot = complete_locked(snapshot, Path(source.lockfile).parent, installed=installed)
     indexes = request.indexes
     origins = establish_origins(
         snapshot,
