@@ -168,7 +168,8 @@ def test_lockfile_is_read_back_by_detect_and_export(
     assert result.exit_code == 0, result.output
     text = lock.read_text()
     assert "sha256:" in text
-    assert "- pypi: file://" in text
+    # pixi's installer takes standard filenames: the variant wheel is locked as its copy
+    assert "- pypi: ./variant-wheels/gpulib-1.0-py3-none-any.whl" in text
     detected = cli("detect", "--lockfile", str(lock), "--json")
     assert detected.exit_code == 0, detected.output
     env = json.loads(detected.stdout)

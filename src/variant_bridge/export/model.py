@@ -282,6 +282,8 @@ class PlatformDeclaration:
     archspec: str | None = None
     glibc: str | None = None
     unenforceable: tuple[HostRequirement, ...] = ()
+    name: str | None = None
+    """The platform entry's ``name`` (a lock's platform name); ``None``: pixi derives one."""
 
     @property
     def is_rich(self) -> bool:

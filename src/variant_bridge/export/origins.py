@@ -24,7 +24,7 @@ from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
 from variant_bridge.indexes import download, file_sha256, find_candidates, url_to_path
 from variant_bridge.indexes.transport import Transport
-from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
 from variant_bridge.properties import VariantDescription
 
 __all__ = [
@@ -195,11 +195,12 @@ def complete_locked(
         local = "://" not in location and path.is_file()
         variant = dist.variant
         if variant is None and local:
-            meta = read_wheel_variant_metadata(path)
             label = filename_label(str(path))
-            if meta is not None and label is None and len(meta.variants) == 1:
-                label = meta.variants[0].label  # a plain-named copy of a variant wheel
-            variant = meta.variant(label) if meta is not None and label is not None else None
+            if label is None:  # a plain-named copy of a variant wheel, or a plain wheel
+                variant = read_copy_variant(path)
+            else:
+                meta = read_wheel_variant_metadata(path)
+                variant = meta.variant(label) if meta is not None else None
         if variant is None and installed is not None:
             variant = _installed_variant(installed, dist)
         place = str(path) if "://" not in location else location

@@ -87,6 +87,8 @@ class SolveResult:
     installed: Path | None = None
     lockfile: Path | None = None
     notes: tuple[str, ...] = ()
+    manifest: Path | None = None
+    """The pixi.toml written or updated beside the lock."""
 
     @property
     def toolkit(self) -> str | None:
@@ -216,8 +218,8 @@ def solve(request: SolveRequest, downloads: Downloads | None = None) -> SolveRes
             _install(result, request, downloads)
             result = dataclasses.replace(result, installed=request.prefix)
         if request.lockfile is not None:
-            _lock(result, request)
-            result = dataclasses.replace(result, lockfile=request.lockfile)
+            manifest = _lock(result, request, downloads)
+            result = dataclasses.replace(result, lockfile=request.lockfile, manifest=manifest)
     return result
 
 
@@ -253,19 +255,58 @@ def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -
     install(plan, downloads=downloads)
 
 
-def _lock(result: SolveResult, request: SolveRequest) -> None:
-    from variant_bridge.solve.lock import LockedWheel, write_lock
+def _lock(result: SolveResult, request: SolveRequest, downloads: Downloads) -> Path:
+    """Write the pixi.lock (variant wheels as plain-named copies beside it, every entry with its
+    hash, the indexes and find-links used) and the pixi.toml beside it; returns the manifest."""
+    from variant_bridge.indexes import FindLinks, SimpleIndex, url_to_path
+    from variant_bridge.jobs.lock_manifest import write_lock_manifest
+    from variant_bridge.solve.lock import LockedWheel, place_wheel, write_lock
 
     assert request.lockfile is not None
-    wheels = [
-        LockedWheel(p.name, p.version, w.candidate.url, w.sha256, w.requires_dist)
-        for w in result.wheels
-        for p in (w.package,)
+    lock_dir = request.lockfile.absolute().parent
+    wheels = []
+    for wheel in result.wheels:
+        candidate = wheel.candidate
+        file = None  # a remote plain wheel: locked by its URL
+        if candidate.url.startswith("file:"):
+            file = url_to_path(candidate.url)
+        elif wheel.label is not None:
+            file = downloads.get(candidate)  # copied beside the lock: fetched, hash-checked
+        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir)
+        wheels.append(
+            LockedWheel(
+                wheel.package.name,
+                wheel.package.version,
+                location,
+                wheel.sha256,
+                wheel.requires_dist,
+                candidate.requires_python,
+            )
+        )
+    index_urls = [s.url for s in request.sources if isinstance(s, SimpleIndex)]
+    find_links = [
+        _lock_place(s.location, lock_dir) for s in request.sources if isinstance(s, FindLinks)
     ]
     write_lock(
         request.lockfile, request.env, conda=[p.record for p in result.conda], wheels=wheels,
-        channels=[c.as_uri() for c in request.channels],
+        channels=[c.as_uri() for c in request.channels], indexes=index_urls,
+        find_links=find_links,
     )  # fmt: skip
+    return write_lock_manifest(request.lockfile, request.env, index_urls, find_links)
+
+
+def _lock_place(location: str, lock_dir: Path) -> str:
+    """A find-links location as a lock names it: a path relative to the lock when inside its
+    folder, else absolute; URLs as they are."""
+    from variant_bridge.indexes import url_to_path
+
+    if "://" in location and not location.startswith("file:"):
+        return location
+    path = (url_to_path(location) if location.startswith("file:") else Path(location)).absolute()
+    try:
+        return f"./{path.relative_to(lock_dir).as_posix()}"
+    except ValueError:
+        return str(path)
 
 
 def _remote(request: SolveRequest) -> bool:

@@ -105,7 +105,7 @@ def test_a_gpu_range_with_an_upper_bound_is_said_not_declared_lossily() -> None:
     text = render(m)
     assert loads(text)["system-requirements"] == {"cuda": "12.6"}
     assert "#   __cuda_arch >=9.0,<10  <- torch 2.9.0 [cu126]" in text
-    assert "# Not declared (pixi cannot state them; pixi does not check them):" in text
+    assert "# Not enforced by what is declared (pixi cannot state them;" in text
     [note] = notes(m, rich=False)
     assert note.startswith("torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10, which")
     with pytest.raises(ExportError) as info:

@@ -136,7 +136,8 @@ def platform_entry(model: ExportModel, *, rich: bool = True) -> str | dict[str, 
     d = declaration(model, rich=rich)
     if not rich or not d.is_rich:
         return d.subdir
-    entry: dict[str, Any] = {"platform": d.subdir}
+    entry: dict[str, Any] = {"name": d.name} if d.name else {}
+    entry["platform"] = d.subdir
     if d.cuda is not None:
         entry["cuda"] = d.cuda if d.cuda_arch is None else {"driver": d.cuda, "arch": d.cuda_arch}
     if d.archspec is not None:
@@ -278,7 +279,9 @@ def header(model: ExportModel, *, rich: bool | None = None) -> list[str]:
         ]
     missing = unstated(model, rich=rich)
     if missing:
-        lines.append("Not declared (pixi cannot state them; pixi does not check them):")
+        lines.append(
+            "Not enforced by what is declared (pixi cannot state them; it does not check them):"
+        )
         lines += [f"  {_short(h.rattler_spec)}  <- {', '.join(h.wheels)}" for h in missing]
     lines += undeclared_lines(model, "pixi does not check them")
     if activation(model, rich=rich):
