@@ -168,7 +168,7 @@ def test_the_format_follows_the_output_name(
     assert result.exit_code == 0, result.stderr
     text = target.read_text()
     if fmt == "pixi-toml":
-        assert tomllib.loads(text)["system-requirements"] == {"cuda": "12.6"}
+        assert tomllib.loads(text)["workspace"]["requires-pixi"] == ">=0.71"
         assert "note: tinyvar 1.0 [cu126] needs __cuda_arch >=8.0,<9|>=9.0,<10" in result.stderr
     else:
         assert "dependencies" in yaml.safe_load(text)

@@ -202,14 +202,17 @@ def test_the_pixi_manifest_matches_the_environment(
         "plainpkg": "==2.0",
         "tinyvar": {"path": str(export_world.installed["tinyvar"])},
     }
-    # the wheels' driver floor (__cuda >=12.6), which [system-requirements] can state
-    assert manifest["workspace"]["platforms"] == ["linux-64"]
-    assert manifest["system-requirements"] == {"cuda": "12.6"}
-    # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0); no GPU pin, since the
-    # manifest declares no GPU: uv reads the machine's
+    # the wheels' driver floor (__cuda >=12.6) and GPU floor (8.0): what pixi can state
+    [platform] = manifest["workspace"]["platforms"]
+    assert platform["cuda"]["driver"] == "12.6"
+    assert platform["cuda"]["arch"] == "8.0"
+    # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0), and the target GPU
+    # where this machine has one
     env = manifest["activation"]["env"]
     assert env["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
-    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" not in env
+    assert env.get("NV_VARIANT_PROVIDER_FORCE_SM_ARCH") == (
+        machine["CONDA_OVERRIDE_CUDA_ARCH"] or None
+    )
     # ... and real uv, run with them as pixi would on the GPU machine, picks the installed label
     assert uv_choice(export_world, tmp_path / "site", {**gpu_machine, **env}) == "cu126"
     installed = {(r.name.normalized, str(r.version), str(r.build)) for r in export_world.records}

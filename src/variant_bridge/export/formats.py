@@ -59,5 +59,5 @@ def format_notes(model: ExportModel, format: ExportFormat) -> list[str]:
     if format == "environment-yml":
         return environment_yml.notes(model)
     if format == "pixi-toml":
-        return pixi_notes(model, rich=model.strict_host_requirements)
+        return pixi_notes(model, rich=True)
     return []

@@ -262,8 +262,8 @@ def copies_announcement(model: ExportModel) -> str | None:
     count = f"{len(copied)} variant wheel{'s' if len(copied) != 1 else ''}"
     folder = model.local_reference(model.wheels_dir) if model.wheels_dir else model.wheels_dir
     return (
-        f"copied {count} ({_size(total)}) into {folder}: pip and uv without wheel-variant "
-        "support need them under their non-variant filenames; --no-copy pins the original "
+        f"copied {count} ({_size(total)}) into {folder}, under plain wheel names, so that "
+        "pip and uv without wheel-variant support install them; --no-copy pins the original "
         "files (URL or path, with their sha256) instead"
     )
 

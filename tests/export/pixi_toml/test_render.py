@@ -45,36 +45,45 @@ def test_every_entry_of_a_new_manifest_is_marked_as_the_exports() -> None:
 
 def test_a_new_manifest() -> None:
     data = to_dict(pixi_model())
-    # the driver floor as [system-requirements], which every pixi reads
+    # a rich platform (pixi >= 0.71) with the driver and GPU floors: torch's PTX range can be
+    # stated that way
     assert data["workspace"] == {
         "name": "env",
         "channels": ["conda-forge"],
-        "platforms": ["linux-64"],
+        "platforms": [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
+        "requires-pixi": f">={MIN_PIXI}",
     }
-    assert data["system-requirements"] == {"cuda": "12.6"}
+    assert "system-requirements" not in data
     assert data["dependencies"] == {
         "cuda-version": {"version": "==12.6", "build": "h0_3"},
         "libcublas": {"version": "==12.6.77", "build": "h0_0"},
         "python": {"version": "==3.12.7", "build": "h0_0_cpython"},
     }
     assert data["pypi-dependencies"] == {"numpy": "==2.1.0", "torch": {"url": TORCH_ORIGIN.url}}
-    # uv is pinned only to what the manifest declares: the driver, not the GPU
+    assert data["activation"] == {
+        "env": {
+            "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
+            "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0",
+            "VARIANT_BRIDGE_EXPORTED_PINS": (
+                "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.6 "
+                "NV_VARIANT_PROVIDER_FORCE_SM_ARCH=9.0"
+            ),
+        }
+    }
+
+
+def test_plain_platforms_get_system_requirements_and_no_gpu_pin() -> None:
+    """[system-requirements] has no GPU: uv is pinned only to what the manifest declares."""
+    data = to_dict(pixi_model(), rich=False)
+    assert data["workspace"]["platforms"] == ["linux-64"]
+    assert "requires-pixi" not in data["workspace"]
+    assert data["system-requirements"] == {"cuda": "12.6"}
     assert data["activation"] == {
         "env": {
             "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
             "VARIANT_BRIDGE_EXPORTED_PINS": "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.6",
         }
     }
-
-
-def test_a_strict_new_manifest_declares_a_rich_platform_and_pins_the_gpu() -> None:
-    data = to_dict(pixi_model(strict_host_requirements=True))
-    assert data["workspace"]["platforms"] == [
-        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
-    ]
-    assert data["workspace"]["requires-pixi"] == f">={MIN_PIXI}"
-    assert "system-requirements" not in data
-    assert data["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
 
 
 @pytest.mark.parametrize(
@@ -103,9 +112,14 @@ def test_a_gpu_range_with_an_upper_bound_is_said_not_declared_lossily() -> None:
     # driver floor) and says the rest; the strict mode refuses.
     m = model()  # torch cu126 has kernels for 9.x only: __cuda_arch >=9.0,<10
     text = render(m)
-    assert loads(text)["system-requirements"] == {"cuda": "12.6"}
+    # the floors pixi can state are declared; the upper bound is said
+    assert loads(text)["workspace"]["platforms"] == [
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
+    ]
     assert "#   __cuda_arch >=9.0,<10  <- torch 2.9.0 [cu126]" in text
     assert "# Not enforced by what is declared (pixi cannot state them;" in text
+    [note] = notes(m, rich=True)
+    assert note.startswith("torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10, which its platform")
     [note] = notes(m, rich=False)
     assert note.startswith("torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10, which")
     with pytest.raises(ExportError) as info:

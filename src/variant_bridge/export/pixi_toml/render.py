@@ -1,14 +1,15 @@
 """A new pixi manifest: :func:`to_dict` (plain data) and :func:`render` (its text, with the comment
 header and per-line comments) (docs/share.md, "pixi").
 
-pixi checks a machine against what a manifest declares, each virtual package as a minimum. By
-default the export declares what that can say and no more: the driver floor (and a glibc above
-pixi's default) as ``[system-requirements]``, which every pixi reads; or, in a workspace that
-uses rich platforms (``platforms = [{ platform = "linux-64", cuda = { driver, arch } }]``, pixi
->= 0.71), the platform entry with the GPU floor too. A requirement no declaration can state (an
-upper bound, an ``sm_arch`` list, a CPU level) is said in the header and on stderr; the strict
-mode (``--strict-host-requirements``) declares a rich platform and refuses such a requirement
-instead. The uv pins in ``[activation.env]`` are written only for the facts declared.
+pixi checks a machine against what a manifest declares, each virtual package as a minimum. The
+export declares what that can say and no more: a new manifest (and one that uses rich platforms)
+gets the rich platform entry (``platforms = [{ platform = "linux-64", cuda = { driver, arch }
+}]``, pixi >= 0.71) with the driver and GPU floors; a manifest whose platforms are plain subdirs
+gets the driver floor (and a glibc above pixi's default) as ``[system-requirements]``, which
+every pixi reads (0.71 and later with a deprecation warning) and which has no GPU. A requirement
+no declaration can state (an upper bound, an ``sm_arch`` list, a CPU level) is said in the header
+and on stderr; the strict mode (``--strict-host-requirements``) refuses it instead. The uv pins
+in ``[activation.env]`` are written only for the facts declared.
 
 Every entry the export writes ends with the :data:`MARKER` comment (``# variant-bridge``, or
 ``# variant-bridge: why``): that is how ``--update`` tells the export's entries from the user's,
@@ -225,10 +226,10 @@ def _pypi_options(model: ExportModel) -> dict[str, Any]:
 def to_dict(model: ExportModel, *, rich: bool | None = None) -> dict[str, Any]:
     """A new pixi manifest as plain data (what ``tomllib.loads`` of :func:`render` gives).
 
-    :param rich: declare a rich platform entry instead of ``[system-requirements]``; default:
-        in the strict mode.
+    :param rich: declare a rich platform entry (the default for a new manifest) instead of
+        ``[system-requirements]``.
     """
-    rich = model.strict_host_requirements if rich is None else rich
+    rich = True if rich is None else rich
     entry = platform_entry(model, rich=rich)
     workspace: dict[str, Any] = {
         "name": model.name,
@@ -255,7 +256,7 @@ def to_dict(model: ExportModel, *, rich: bool | None = None) -> dict[str, Any]:
 
 def header(model: ExportModel, *, rich: bool | None = None) -> list[str]:
     """The comment block: producer, source, bridged view, platform, requirements and notes."""
-    rich = model.strict_host_requirements if rich is None else rich
+    rich = True if rich is None else rich
     lines = intro_lines(model, "[pypi-dependencies]")
     d = declaration(model, rich=rich)
     needs = "the pinned packages" + (

@@ -117,15 +117,20 @@ def apply(
 
 
 def _uses_rich_platforms(root: Any) -> bool:
-    """Whether the workspace (or project) lists a rich platform entry (a table)."""
+    """Whether the export declares a rich platform entry here: the workspace (or project) lists
+    one already, or has no platforms yet (the export writes them, as in a new manifest). A
+    manifest of plain subdirs gets ``[system-requirements]`` instead."""
     for key in ("workspace", "project"):
         table = root.get(key)
-        platforms = table.get("platforms") if isinstance(table, TABLES) else None
-        if isinstance(platforms, (list, Array)) and any(
-            isinstance(plain(e), dict) for e in platforms
-        ):
+        if not isinstance(table, TABLES):
+            continue
+        platforms = table.get("platforms")
+        if platforms is None:
             return True
-    return False
+        return isinstance(platforms, (list, Array)) and any(
+            isinstance(plain(e), dict) for e in platforms
+        )
+    return True
 
 
 def _spaced(text: str, original: str) -> str:
