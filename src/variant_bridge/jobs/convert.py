@@ -22,7 +22,7 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Downloads, url_to_path
 from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of, require_wheels
 from variant_bridge.mappings import load_tables
-from variant_bridge.solve.channel import index_conda_packages
+from variant_bridge.solve.channel import add_package_records, index_conda_packages
 from variant_bridge.solve.conda_dependencies import conda_name
 from variant_bridge.solve.convert import CondaPackage, check_wheel, write_conda_package
 from variant_bridge.solve.records import ReleaseRecords
@@ -69,6 +69,7 @@ def convert_wheels(request: IndexRequest) -> ConvertReport:
     )  # fmt: skip
     tables = load_tables()
     written: list[Path] = []
+    listed: dict[str, dict[str, object]] = {}
     with Downloads.temporary() as downloads:
         gathered, _ = gather(local, downloads)
         require_wheels(gathered, "converted")
@@ -89,9 +90,13 @@ def convert_wheels(request: IndexRequest) -> ConvertReport:
                     int(data["build_number"]), "noarch" if pure else request.subdir,
                     tuple(data["depends"]),
                 )  # fmt: skip
-                written.append(write_conda_package(wheels[url], package, request.channel))
+                path, entry = write_conda_package(wheels[url], package, request.channel)
+                written.append(path)
+                listed[f"{package.subdir}/{path.name}"] = entry
     if not written:
         raise SolveError("no wheels found to convert")
-    index_conda_packages(request.channel)
+    # Listed from what was written: rattler would read each package back whole to index it.
+    add_package_records(request.channel, listed)
+    index_conda_packages(request.channel, force=False)
     renamed = tuple((p, n) for p, n in names.items() if n != canonicalize_name(p))
     return ConvertReport(request.channel, tuple(written), tuple(releases), renamed)

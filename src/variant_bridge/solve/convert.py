@@ -108,10 +108,8 @@ def _add(tar: tarfile.TarFile, path: str, stream: IO[bytes] | _Hashing, size: in
     tar.addfile(info, stream)  # read() is all tarfile calls
 
 
-def _info(
-    package: CondaPackage, paths: Sequence[dict[str, Any]], scripts: Sequence[str]
-) -> dict[str, bytes]:
-    index: dict[str, Any] = {
+def _index_json(package: CondaPackage) -> dict[str, Any]:
+    return {
         "name": package.name,
         "version": package.version,
         "build": package.build,
@@ -122,6 +120,12 @@ def _info(
         "timestamp": _MTIME * 1000,
         "license": "",
     }
+
+
+def _info(
+    package: CondaPackage, paths: Sequence[dict[str, Any]], scripts: Sequence[str]
+) -> dict[str, bytes]:
+    index = _index_json(package)
     link = {
         "noarch": {"type": "python", "entry_points": list(scripts)},
         "package_metadata_version": 1,
@@ -153,25 +157,59 @@ def _plan(archive: WheelArchive, project: str) -> list[tuple[zipfile.ZipInfo, st
     return [(info, target) for target, info in planned.items()]
 
 
-def _write(archive: WheelArchive, package: CondaPackage, partial: Path) -> None:
+class _HashingSink:
+    """The package file, hashed as it is written (its repodata record needs md5 and sha256)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.md5.update(data)
+        self.sha256.update(data)
+        self.size += len(data)
+        return self.raw.write(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
+def _write(archive: WheelArchive, package: CondaPackage, partial: Path) -> dict[str, Any]:
     plan = _plan(archive, package.name)
     scripts = entry_points(archive)
     paths: list[dict[str, Any]] = []
-    with tarfile.open(partial, "w:bz2") as tar:
-        # Files first, each streamed and hashed; info/ last, when every hash is known (conda and
-        # rattler read info/ wherever it sits in a .tar.bz2).
-        for info, target in plan:
-            with archive.open(info) as member:
-                hashing = _Hashing(member)
-                _add(tar, target, hashing, info.file_size)
-            paths.append(_path_entry(target, hashing.digest.hexdigest(), info.file_size))
-        installer = f"site-packages/{archive.dist_info}/INSTALLER"
-        _add(tar, installer, io.BytesIO(_INSTALLER), len(_INSTALLER))
-        paths.append(
-            _path_entry(installer, hashlib.sha256(_INSTALLER).hexdigest(), len(_INSTALLER))
-        )
-        for name, content in _info(package, paths, scripts).items():
-            _add(tar, name, io.BytesIO(content), len(content))
+    with partial.open("wb") as raw:
+        sink = _HashingSink(raw)
+        with tarfile.open(fileobj=sink, mode="w:bz2") as tar:  # type: ignore[call-overload]
+            _fill(tar, archive, plan, package, scripts=scripts, paths=paths)
+    record = _index_json(package)
+    record.update(md5=sink.md5.hexdigest(), sha256=sink.sha256.hexdigest(), size=sink.size)
+    return record
+
+
+def _fill(
+    tar: tarfile.TarFile,
+    archive: WheelArchive,
+    plan: list[tuple[zipfile.ZipInfo, str]],
+    package: CondaPackage,
+    *,
+    scripts: list[str],
+    paths: list[dict[str, Any]],
+) -> None:
+    """Files first, each streamed and hashed; info/ last, when every hash is known (conda and
+    rattler read info/ wherever it sits in a .tar.bz2)."""
+    for info, target in plan:
+        with archive.open(info) as member:
+            hashing = _Hashing(member)
+            _add(tar, target, hashing, info.file_size)
+        paths.append(_path_entry(target, hashing.digest.hexdigest(), info.file_size))
+    installer = f"site-packages/{archive.dist_info}/INSTALLER"
+    _add(tar, installer, io.BytesIO(_INSTALLER), len(_INSTALLER))
+    paths.append(_path_entry(installer, hashlib.sha256(_INSTALLER).hexdigest(), len(_INSTALLER)))
+    for name, content in _info(package, paths, scripts).items():
+        _add(tar, name, io.BytesIO(content), len(content))
 
 
 def _path_entry(path: str, sha256: str, size: int) -> dict[str, Any]:
@@ -195,8 +233,12 @@ def check_wheel(wheel: Path) -> None:
         pass
 
 
-def write_conda_package(wheel: Path, package: CondaPackage, channel: Path) -> Path:
-    """Write *wheel* as *package* into ``channel/<subdir>/`` (whole or not at all).
+def write_conda_package(
+    wheel: Path, package: CondaPackage, channel: Path
+) -> tuple[Path, dict[str, Any]]:
+    """Write *wheel* as *package* into ``channel/<subdir>/`` (whole or not at all); returns the
+    file and its repodata record (``index.json`` with ``md5``, ``sha256`` and ``size``), so the
+    channel can be indexed without reading the package back.
 
     :raises UnsafeArchive: a member path, ``RECORD`` entry or entry point outside its root, or a
         zip cap exceeded: nothing is written.
@@ -208,7 +250,7 @@ def write_conda_package(wheel: Path, package: CondaPackage, channel: Path) -> Pa
     with archive:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write(archive, package, partial)
+            record = _write(archive, package, partial)
             partial.replace(target)
         except (zipfile.BadZipFile, EOFError) as e:
             partial.unlink(missing_ok=True)
@@ -219,4 +261,4 @@ def write_conda_package(wheel: Path, package: CondaPackage, channel: Path) -> Pa
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
-    return target
+    return target, record
