@@ -205,3 +205,22 @@ def test_a_zip_without_one_dist_info_is_not_a_wheel(tmp_path: Path) -> None:
         zf.writestr("x/__init__.py", "")
     with pytest.raises(UnsafeArchive, match=r"no top-level \.dist-info"):
         WheelArchive(target)
+
+
+def test_install_refuses_a_wheel_with_a_path_outside_the_target_before_running_the_installer(
+    honest: Path, tmp_path: Path
+) -> None:
+    """The check runs where the installer would take the file, for every wheel of the tree."""
+    import subprocess
+    import sys
+
+    from tests.cli.conftest import Cli
+
+    _add_raw(honest, "../../../../OUTSIDE_install", b"pwned\n")
+    target = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True)
+    result = Cli()("install", "tinyvar", "-f", str(honest.parent), "--python",
+                   str(target / "bin" / "python"), "--installer", "uv")  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "member '../../../../OUTSIDE_install' has a '..' component" in result.stderr
+    assert not list(target.glob("lib/python*/site-packages/tinyvar*"))

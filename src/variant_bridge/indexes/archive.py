@@ -32,6 +32,7 @@ __all__ = [
     "ArchiveLimits",
     "EntryPoint",
     "WheelArchive",
+    "check_wheel_archive",
     "entry_point_name",
     "link_target",
     "member_path",
@@ -284,3 +285,16 @@ class WheelArchive:
         return _entry_points(
             iter(text.splitlines()), archive=self.name, cap=self.limits.entry_points
         )
+
+
+def check_wheel_archive(path: str | Path, *, limits: ArchiveLimits = LIMITS) -> None:
+    """Open *path* as a :class:`WheelArchive` (every check) and close it again: for a caller
+    that hands the wheel to an installer.
+
+    :raises UnsafeArchive: a path or a cap; also a file that is not a readable zip.
+    """
+    try:
+        with WheelArchive(path, limits=limits):
+            pass
+    except (OSError, zipfile.BadZipFile, EOFError) as e:
+        raise UnsafeArchive(f"{clip(Path(path).name)}: not a readable wheel ({e}): refused") from e
