@@ -146,7 +146,7 @@ def test_prefix_gets_conda_packages_and_the_wheel_and_detect_sees_both(
     prefix = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
     result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(conda.path),
-                 "--strict", "--platform", "linux-64", *MACHINE, "--prefix", str(prefix),
+                 "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix),
                  "--installer", "uv")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert f"Installed into {prefix}" in result.stdout
@@ -164,7 +164,7 @@ def test_lockfile_is_read_back_by_detect_and_export(
 ) -> None:
     lock = tmp_path / "pixi.lock"
     result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(conda.path),
-                 "--strict", "--platform", "linux-64", *MACHINE, "--lockfile", str(lock))  # fmt: skip
+                 "--strict", "--platform", "linux-64", *MACHINE, "--write-lock", str(lock))  # fmt: skip
     assert result.exit_code == 0, result.output
     text = lock.read_text()
     assert "sha256:" in text
@@ -209,7 +209,7 @@ def test_prefix_from_an_index_without_hashes_is_refused_unless_opted_out(
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
     with IndexServer(wheels) as index, index.configured(hashes=False):
         args = ("solve", "gpulib", "python", "--index-url", index.url, "-c", str(conda.path),
-                "--strict", "--platform", "linux-64", *MACHINE, "--prefix", str(prefix),
+                "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix),
                 "--installer", "uv", "--no-cache")  # fmt: skip
         refused = cli(*args)
         assert refused.exit_code == 1

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from variant_bridge.cli._options import fetch_options
 from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
+    from variant_bridge.jobs.specs import FetchSpec
     from variant_bridge.release import CondaSide, WheelSide
     from variant_bridge.release_check import CheckReport, Finding
 
@@ -170,7 +172,7 @@ def _echo(report: CheckReport, verbose: bool) -> None:
     show_default=True,
     help="Exit 1 when a finding of this level or worse is made.",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Also print INFO findings.")
+@fetch_options()  # -v also prints INFO findings
 @json_option
 def check(
     *,
@@ -184,7 +186,7 @@ def check(
     version: str | None,
     platform: str,
     fail_on: str,
-    verbose: bool,
+    fetch: FetchSpec,
     as_json: bool,
 ) -> None:
     """Compare the conda side and the wheel side of one release and print one finding per
@@ -208,7 +210,13 @@ def check(
         wheel_tags=wheel_tags, project=project, conda_name=conda_name, version=version,
         platform=platform,
     )  # fmt: skip
-    report = run_check(request)
+    from variant_bridge.cli._fetching import echo_notes, reporter
+    from variant_bridge.jobs.context import open_downloads
+
+    with open_downloads(fetch, reporter()) as downloads:  # an index URL's files, once
+        report = run_check(request, downloads)
+        if not fetch.quiet:
+            echo_notes(downloads.notes)
     threshold = Level.ERROR if fail_on == "error" else Level.WARN
     failed = report.worst >= threshold
     if as_json:
@@ -222,6 +230,6 @@ def check(
             }
         )
     else:
-        _echo(report, verbose)
+        _echo(report, fetch.verbose)
     if failed:
         raise click.exceptions.Exit(1)

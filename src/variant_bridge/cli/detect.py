@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import click
 
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._options import environment_options
 from variant_bridge.cli._output import echo_environment, echo_json, environment_json, json_option
+from variant_bridge.jobs.specs import EnvironmentSpec
 
 __all__ = ["detect"]
 
@@ -14,7 +15,7 @@ __all__ = ["detect"]
 @click.command(short_help="Show what an environment supports, as variant properties.")
 @environment_options()
 @json_option
-def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
+def detect(*, environment: EnvironmentSpec, as_json: bool) -> None:
     """Show what an environment supports: its virtual packages, its solved CUDA toolkit, and the
     wheel-variant properties they allow, most preferred first, each with where it came from.
 
@@ -30,11 +31,12 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
       variant-bridge detect --platform linux-64 -t cuda=12.8 -t cuda_arch=9.0 -t archspec=haswell
     """
     # Heavy imports (rattler, archspec, the mapping tables) only once a command runs.
+    from variant_bridge.jobs.target import detect as detect_environment
     from variant_bridge.translate import supported_properties
 
-    env = env_options.detect()
-    supported = supported_properties(env, policy=env_options.cuda_policy)
+    env = detect_environment(environment)
+    supported = supported_properties(env, policy=environment.cuda_policy)
     if as_json:
         echo_json(environment_json(env, supported))
     else:
-        echo_environment(env, supported, locked=env_options.lockfile is not None)
+        echo_environment(env, supported, locked=environment.lockfile is not None)
