@@ -436,15 +436,20 @@ def output_option(
     )
 
 
-def channel_options(*, output_help: str, subdir_help: str) -> Callable[[F], F]:
+def channel_options(*, output_help: str) -> Callable[[F], F]:
     """``-o/--output CHANNEL`` (required; the command receives ``channel``) and ``--subdir
     SUBDIR``, as ``index`` and ``convert`` take them."""
     output = output_option(
         metavar="CHANNEL", what=output_help, into="channel", required=True, directory=True
     )
+    subdir = click.option(
+        "--subdir",
+        metavar="SUBDIR",
+        help="The conda platform the records (and packages) are for; convert puts pure wheels "
+        "in noarch. Default: this machine's.",
+    )
 
     def decorate(function: F) -> F:
-        function = click.option("--subdir", metavar="SUBDIR", help=subdir_help)(function)
-        return output(function)
+        return output(subdir(function))
 
     return decorate

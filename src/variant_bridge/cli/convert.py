@@ -27,8 +27,6 @@ __all__ = ["convert"]
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR|INDEX-URL...")
 @channel_options(
     output_help="the channel directory the packages are written to (then indexed with rattler)",
-    subdir_help="The platform the packages' requirements are for (binary wheels go there, pure "
-    "ones to noarch). Default: this machine's.",
 )
 @project_option
 @priority_option

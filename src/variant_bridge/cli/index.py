@@ -89,7 +89,6 @@ def _echo(report: IndexReport, fetched: tuple[str, ...]) -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="WHEELS|DIR|INDEX-URL...")
 @channel_options(
     output_help="the channel directory written (created; its conda packages are indexed too)",
-    subdir_help="The conda platform the records are for. Default: this machine's.",
 )
 @project_option
 @priority_option
