@@ -188,6 +188,7 @@ def source_options() -> OptionGroup[SourceSpec]:
 def _prefix() -> click.Parameter:
     return click.Option(
         ["--prefix"],
+        metavar="DIR",
         # Not file_okay=False: that made a file exit 2 with usage text while a missing
         # directory exits 1; detection says what is wrong with either, in one line.
         type=click.Path(path_type=Path),
@@ -199,6 +200,7 @@ def _prefix() -> click.Parameter:
 def _lockfile() -> click.Parameter:
     return click.Option(
         ["--lockfile"],
+        metavar="FILE",
         type=click.Path(path_type=Path),  # likewise: a directory is detection's error
         help="A pixi.lock to read instead of a prefix.",
     )
