@@ -14,7 +14,7 @@ from tests.worlds.torch_index import build_torch_index
 from tests.worlds.wheels import make_wheel
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer.wheels import read_wheel_side
-from variant_bridge.release import ClaimSource
+from variant_bridge.release import ToolkitBasis
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_an_index_gives_tags_and_the_pins_of_each_variant(index: IndexServer) ->
     assert cu128 is not None
     claim = cu128.claim()
     assert claim is not None
-    assert (str(claim.cuda), claim.source) == ("12.8", ClaimSource.PINS)
+    assert (str(claim.cuda), claim.basis) == ("12.8", ToolkitBasis.PINS)
     assert claim.text == "pins nvidia-cublas 12.8.4.1 (conda: libcublas, CUDA 12.8)"
     assert cu128.glibc("linux-64") == (2, 28)
     assert cu128.python() == frozenset({"3.12"})
@@ -80,7 +80,7 @@ def test_a_variants_json_alone_knows_no_tags(corpus: Path) -> None:
     assert (side.project, side.version, side.files_known) == ("torch", "2.10.0", False)
     claim = side.variant("cuda12.6").claim()  # type: ignore[union-attr]
     assert claim is not None
-    assert claim.source is ClaimSource.LABEL
+    assert claim.basis is ToolkitBasis.LABEL
 
 
 def test_variant_repack_declarations_with_their_pins(corpus: Path) -> None:
@@ -106,7 +106,8 @@ def test_variant_repack_declarations_with_their_pins(corpus: Path) -> None:
     cupy = read_wheel_side(str(corpus / "maint" / "variant-repack" / "cupy_variant_config.toml"))
     claim = cupy.variant("cu12").claim()  # type: ignore[union-attr]
     assert claim is not None
-    assert (str(claim.cuda), claim.source) == ("12.0", ClaimSource.LOWER_BOUND)
+    # one wheel per CUDA major (cupy-cuda12x): any 12.x, never a 12.0 build
+    assert (str(claim.cuda), claim.basis, claim.per_major) == ("12", ToolkitBasis.LABEL, True)
 
 
 def test_scikit_build_core_overrides(tmp_path: Path) -> None:

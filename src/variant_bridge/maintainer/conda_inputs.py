@@ -12,6 +12,7 @@ Everything py-rattler-build or py-rattler reads runs in one child process
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -48,26 +49,34 @@ def read_rattler_inputs(
     recipes: Sequence[tuple[Path, tuple[Path, ...]]],
     sources: Sequence[Path],
     packages: Sequence[Path],
-    platform: str,
+    platforms: Sequence[str],
 ) -> list[RawBuild]:
-    """What only py-rattler(-build) reads; run in a child process by :func:`read_raw_builds`."""
+    """What only py-rattler(-build) reads; run in a child process by :func:`read_raw_builds`.
+    Recipes and variant configurations are evaluated for each of *platforms*."""
     raws: list[RawBuild] = []
-    for recipe, variants in recipes:
-        raws += render_recipe(recipe, variants, platform=platform)
-    for source in sources:
-        raws += _config_builds(read_source_config(source, platform=platform))
+    for platform in platforms:
+        found: list[RawBuild] = []
+        for recipe, variants in recipes:
+            found += render_recipe(recipe, variants, platform=platform)
+        for source in sources:
+            found += _config_builds(read_source_config(source, platform=platform))
+        if len(platforms) > 1:
+            found = [replace(r, where=f"{r.where} for {platform}") for r in found]
+        raws += [r if r.platform else replace(r, platform=platform) for r in found]
     if packages:
         raws += read_packages(packages)
     return raws
 
 
 def read_raw_builds(
-    paths: Sequence[Path], variants: Sequence[Path], platform: str
+    paths: Sequence[Path], variants: Sequence[Path], platforms: str | Sequence[str]
 ) -> list[RawBuild]:
-    """Every conda variant the *paths* describe.
+    """Every conda variant the *paths* describe (recipes and variant configurations evaluated
+    for each of *platforms*; rendered files and packages say their own).
 
     :raises ReleaseInputError: a path that does not exist or holds nothing to read.
     """
+    platforms = (platforms,) if isinstance(platforms, str) else tuple(platforms)
     recipes: list[tuple[Path, tuple[Path, ...]]] = []
     sources: list[Path] = []
     packages: list[Path] = []
@@ -96,7 +105,7 @@ def read_raw_builds(
         else:
             raws += _config_builds(read_rendered_config(path))
     if recipes or sources or packages:
-        raws += run_isolated(read_rattler_inputs, recipes, sources, packages, platform)
+        raws += run_isolated(read_rattler_inputs, recipes, sources, packages, platforms)
     return raws
 
 

@@ -18,14 +18,19 @@ def read_wheel_side(
     project: str | None = None,
     version: str | None = None,
     target: WheelTarget | None = None,
+    download: bool = False,
 ) -> WheelSide:
     """A wheels folder or index URL, a ``*-variants.json``, or a declaration (TOML).
 
+    :param download: read a remote wheel whole where the index offers neither PEP 658 files nor
+        range requests (else the wheel is named in :attr:`WheelSide.unread`).
     :raises ReleaseInputError: a location that is none of these, or cannot be read.
     """
     target = target if target is not None else WheelTarget()
     if "://" in location and not location.startswith("file:"):
-        return read_wheels(location, project=project, version=version, default=target)
+        return read_wheels(
+            location, project=project, version=version, default=target, download=download
+        )
     path = Path(location.removeprefix("file://"))
     if path.is_dir():
         return read_wheels(str(path), project=project, version=version, default=target)
