@@ -43,6 +43,32 @@ def test_an_index_gives_tags_and_the_pins_of_each_variant(index: IndexServer) ->
     assert cu128.python() == frozenset({"3.12"})
 
 
+def test_an_index_without_ranges_or_metadata_files_opens_no_wheel(torch_index: Path) -> None:
+    """A server offering neither PEP 658 files nor range requests: the variants come from the
+    index's variants.json and the tags from the filenames; the wheels are named, not fetched."""
+    with IndexServer(torch_index, core_metadata=False, ranges=False) as server:
+        side = read_wheel_side(server.url, project="torch")
+        whole = [r for r in server.requests if r.path.endswith(".whl") and r.status == 200]
+    assert side.files_known
+    assert sorted(side.unread) == sorted(
+        f"torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64-{label}.whl"
+        for label in ("cuda12.6", "cuda12.8", "cuda13.0", "null", "rocm6.3", "rocm6.4", "xpu")
+    )
+    cu128 = side.variant("cuda12.8")
+    assert cu128 is not None
+    assert cu128.evidence is None
+    claim = cu128.claim()
+    assert claim is not None
+    assert (str(claim.cuda), claim.basis) == ("12.8", ToolkitBasis.LABEL)  # the label says it
+    assert cu128.glibc("linux-64") == (2, 28)
+    # no wheel was sent whole: at most the first bytes of a range probe the server ignored
+    assert sum(r.sent for r in whole) < 7 * 256 * 1024
+    with IndexServer(torch_index, core_metadata=False, ranges=False) as server:
+        side = read_wheel_side(server.url, project="torch", download=True)
+    assert side.unread == ()
+    assert side.variant("cuda12.8").evidence is not None  # type: ignore[union-attr]
+
+
 def test_a_folder_of_several_projects_needs_the_project(torch_index: Path) -> None:
     with pytest.raises(
         ReleaseInputError, match=r"wheels of several projects .*name one with --project"
