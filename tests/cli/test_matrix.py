@@ -25,9 +25,12 @@ def test_the_report_reads_pyproject_by_default(cli: Cli, project: Path) -> None:
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "vbdemo 1.0.0: 5 builds for linux-64 (from pyproject.toml)"
-    assert lines[3].split() == ["cu126", "12.6", "12.6", "80-real;90", "-", "2.17", "1"]
+    assert lines[3].split() == [
+        "cu126", "12.6", "12.6", "50-real;60-real;70-real;75-real;80-real;86-real;90", "-",
+        "2.17", "1",
+    ]  # fmt: skip
     assert lines[-1] == (
-        "preference, least to most preferred (25 machines ranked): null, cu126, cu128, cu129, cu130"
+        "preference, least to most preferred (45 machines ranked): null, cu126, cu128, cu129, cu130"
     )
 
 
@@ -41,6 +44,10 @@ def test_json_report(cli: Cli, project: Path) -> None:
         "__glibc >=2.28,<3.0.a0",
     ]
     assert cu130["properties"][0] == "nvidia :: cuda_version_lower_bound :: 13.0"
+    # the GPUs it runs on, as a constraint stock conda (without __cuda_arch) ignores
+    assert cu130["run_constraints"] == ["__cuda_arch >=8.0"]
+    cu128 = next(b for b in data["builds"] if b["label"] == "cu128")
+    assert cu128["run_constraints"] == ["__cuda_arch >=8.0,<11|>=12.0"]
     assert data["conflicts"] == []
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.jobs.matrix import MatrixRequest, run_matrix, write_artifacts
 from variant_bridge.maintainer.variant_config import read_rendered_config, read_source_config
 
@@ -89,3 +90,48 @@ def test_from_torchs_variants_the_priority_order_becomes_build_numbers(corpus: P
     # torch's driver floors are not its toolkits: the recipe needs them as a key
     assert "cuda_driver_floor:\n- '12.0'\n- '12.0'\n- '13.0'\n- ''\n" in text
     assert "__cuda >=${{ cuda_driver_floor }}" in result.artifacts["recipe"][1]
+
+
+def test_from_wheels_names_every_variant_it_leaves_out(corpus: Path) -> None:
+    variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
+    result = run_matrix(MatrixRequest(from_wheels=str(variants)))
+    assert result.notes[0] == (
+        "variants rocm7.0, rocm7.1, xpu are not in the matrix: it has no column for namespaces "
+        "amd, intel (their wheels stay as they are; their conda builds are not generated)"
+    )
+
+
+def test_per_major_wheels_give_no_conda_minor(corpus: Path) -> None:
+    variants = corpus / "real/variants-index-test/v0.0.3/cupy/cupy-13.6.0-variants.json"
+    with pytest.raises(ReleaseInputError) as info:
+        run_matrix(MatrixRequest(from_wheels=str(variants)))
+    assert str(info.value) == (
+        f"{variants}: variant 'cu11': its CUDA toolkit is CUDA 11.x (its label 'cu11' says any "
+        "CUDA 11.x (a per-major wheel)); a conda build needs one minor: declare the matrix with "
+        "the minors you build"
+    )
+
+
+def test_a_whole_ci_support_folder_gives_one_platforms_matrix(corpus: Path) -> None:
+    folder = corpus / "maint" / "pytorch-cpu-2.10.0-final" / ".ci_support"
+    lists = ("12.9=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+             "13.0=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX")  # fmt: skip
+    result = run_matrix(MatrixRequest(from_conda=(folder,), arch_lists=lists))
+    assert result.matrix.platform == "linux-64"
+    assert {str(b.cuda) for b in result.matrix.builds} == {"None", "12.9", "13.0"}
+    assert result.notes[0] == (
+        "the matrix of linux-64: the builds for linux-aarch64, osx-64, osx-arm64, win-64 are "
+        "left out (one matrix per platform; pass --platform for another)"
+    )
+    arm = run_matrix(
+        MatrixRequest(from_conda=(folder,), arch_lists=lists, platform="linux-aarch64")
+    )
+    assert arm.matrix.platform == "linux-aarch64"
+
+
+def test_a_global_pinning_is_no_package_matrix(corpus: Path) -> None:
+    pinning = corpus / "maint" / "conda-forge-pinning" / "conda_build_config.yaml"
+    with pytest.raises(ReleaseInputError) as info:
+        run_matrix(MatrixRequest(from_conda=(pinning,)))
+    assert str(info.value).startswith(f"{pinning}: 480 conda builds: more than one package's")
+    assert str(info.value).endswith("read its CUDA axis with --from-pinning")

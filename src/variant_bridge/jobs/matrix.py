@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from variant_bridge.build_matrix import (
     matrix_from_conda,
     matrix_from_wheels,
     matrix_table,
+    toolkit_notes,
 )
 from variant_bridge.build_order import BuildOrder, build_order
 from variant_bridge.cuda_archs import ArchLists
@@ -32,6 +33,7 @@ from variant_bridge.maintainer._toml import load_toml
 from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheels import read_wheel_side
+from variant_bridge.release import CondaBuild
 
 __all__ = [
     "ARTIFACTS",
@@ -97,6 +99,28 @@ def _declared(path: Path) -> Matrix:
     )
 
 
+def _one_platform(
+    builds: Sequence[CondaBuild], platform: str
+) -> tuple[tuple[CondaBuild, ...], tuple[str, ...]]:
+    """The builds of *platform* when the files hold several (a whole ``.ci_support``), and a
+    note naming the others; every build when they are of one platform."""
+    platforms = sorted({b.platform for b in builds})
+    if len(platforms) <= 1:
+        return tuple(builds), ()
+    kept = tuple(b for b in builds if b.platform == platform)
+    if not kept:
+        raise ReleaseInputError(
+            f"no conda build for {platform} (the files build for {', '.join(platforms)}): "
+            "pass --platform"
+        )
+    others = ", ".join(p for p in platforms if p != platform)
+    note = (
+        f"the matrix of {platform}: the builds for {others} are left out (one matrix per "
+        "platform; pass --platform for another)"
+    )
+    return kept, (note,)
+
+
 def load_matrix(request: MatrixRequest) -> Matrix:
     """The matrix the request names (exactly one source).
 
@@ -118,6 +142,7 @@ def load_matrix(request: MatrixRequest) -> Matrix:
         )
         names = sorted({r.name for r in raws if r.name})
         versions = sorted({r.version for r in raws if r.version})
+        builds, skipped = _one_platform(builds, request.platform)
         matrix = matrix_from_conda(
             builds,
             lower_bound=request.lower_bound or "toolkit",
@@ -125,6 +150,7 @@ def load_matrix(request: MatrixRequest) -> Matrix:
             version=request.version or (versions[0] if len(versions) == 1 else None),
             source=", ".join(str(p) for p in request.from_conda),
         )
+        matrix = replace(matrix, notes=(*matrix.notes, *skipped))
     else:
         assert request.from_wheels is not None
         side = read_wheel_side(
@@ -138,11 +164,17 @@ def load_matrix(request: MatrixRequest) -> Matrix:
     return matrix
 
 
+def _names(items: Sequence[str], most: int = 8) -> str:
+    """``a, b, … (12 in all)``: a list in a message, never longer than *most* items."""
+    shown = ", ".join(items[:most])
+    return shown + (f", … ({len(items)} in all)" if len(items) > most else "")
+
+
 def _wheel_artifacts(matrix: Matrix, request: MatrixRequest) -> dict[str, tuple[str, str]]:
     nulls = [b.label for b in matrix.builds if b.is_null]
     if len(nulls) > 1:
         raise ReleaseInputError(
-            f"builds {', '.join(nulls)} are all the null variant on the wheel side (no CUDA, "
+            f"builds {_names(nulls)} are all the null variant on the wheel side (no CUDA, "
             "x86-64 level or priority tells them apart)"
         )
     name = matrix.name or "project"
@@ -172,7 +204,7 @@ def run_matrix(request: MatrixRequest) -> MatrixResult:
         "variants-yaml": ("variants.yaml", outputs.variants_yaml(matrix, order)),
         "recipe": ("recipe-requirements.yaml", outputs.recipe_requirements(matrix, order)),
     }
-    notes: list[str] = []
+    notes: list[str] = [*matrix.notes, *toolkit_notes(matrix)]
     try:
         artifacts.update(_wheel_artifacts(matrix, request))
     except ReleaseInputError as e:
@@ -239,6 +271,7 @@ def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
                 "build_number": order.numbers[b.label],
                 "properties": [str(p) for p in b.description().properties],
                 "run_requirements": outputs.run_requirements(matrix, b),
+                "run_constraints": outputs.run_constraints(b),
             }
             for b in matrix.builds
         ],
