@@ -10,7 +10,7 @@ import pytest
 from variant_bridge.build_matrix import Matrix, matrix_table
 from variant_bridge.build_order import build_order
 from variant_bridge.errors import InvalidArchList, ReleaseInputError
-from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer._files import load_toml
 
 DEMO = Path(__file__).resolve().parents[1] / "docs" / "examples" / "vbdemo" / "pyproject.toml"
 

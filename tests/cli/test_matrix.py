@@ -103,7 +103,7 @@ def test_a_bad_matrix_is_one_line(
 
 def test_no_matrix_at_all(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert cli("matrix").stderr == "error: cannot read pyproject.toml: No such file or directory\n"
+    assert cli("matrix").stderr == "error: pyproject.toml: no such file\n"
     Path("pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert cli("matrix").stderr == "error: pyproject.toml: no [tool.variant-bridge.matrix] table\n"
 

@@ -29,7 +29,7 @@ from variant_bridge.build_order import BuildOrder, build_order
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer import outputs
-from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer._files import load_toml
 from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheels import read_wheel_side

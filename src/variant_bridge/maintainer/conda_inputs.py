@@ -18,6 +18,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from variant_bridge.errors import ReleaseInputError
+from variant_bridge.maintainer._files import MAX_INPUT, MAX_PACKAGE, check_regular
 from variant_bridge.maintainer._isolated import run_isolated
 from variant_bridge.maintainer.conda_side import RawBuild
 from variant_bridge.maintainer.packages import PACKAGE_SUFFIXES, find_packages, read_packages
@@ -35,7 +36,12 @@ _YAML = (".yaml", ".yml")
 
 
 def _rendered_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix in _YAML and p.is_file())
+    """The YAML files of a folder (``.ci_support``); one that is no regular file (a FIFO named
+    ``x.yaml``) is refused, not skipped: it may be what the maintainer meant."""
+    found = sorted(p for p in folder.iterdir() if p.suffix in _YAML)
+    for path in found:
+        check_regular(path)
+    return found
 
 
 def _config_builds(config: VariantConfigFile) -> list[RawBuild]:
@@ -82,10 +88,12 @@ def read_raw_builds(
     packages: list[Path] = []
     raws: list[RawBuild] = []
     for path in paths:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise ReleaseInputError(f"{path!s}: no such file or folder")
         if path.is_dir():
             found = find_packages(path)
+            for package in found:
+                check_regular(package, limit=MAX_PACKAGE)
             rendered = _rendered_files(path)
             if found:
                 packages += found
@@ -96,7 +104,10 @@ def read_raw_builds(
                 raise ReleaseInputError(
                     f"{path!s}: no conda packages and no .ci_support YAML files in it"
                 )
-        elif path.name.endswith(PACKAGE_SUFFIXES):
+            continue
+        is_package = path.name.endswith(PACKAGE_SUFFIXES)
+        check_regular(path, limit=MAX_PACKAGE if is_package else MAX_INPUT)
+        if is_package:
             packages.append(path)
         elif path.name in ("recipe.yaml", "meta.yaml"):
             recipes.append((path, tuple(variants) or tuple(find_variant_files(path))))

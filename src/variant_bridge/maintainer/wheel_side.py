@@ -38,6 +38,7 @@ from variant_bridge.indexes import (
     SimpleIndex,
 )
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
+from variant_bridge.maintainer._files import read_input
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.metadata import VariantMetadata
 from variant_bridge.metadata.parse import read_variant_json
@@ -92,10 +93,7 @@ def read_variants_file(path: Path) -> tuple[VariantMetadata, str | None, str | N
 
     :raises ReleaseInputError: unreadable; :raises InvalidMetadata: malformed.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ReleaseInputError(f"cannot read {path!s}: {e.strerror or e}") from None
+    data = read_input(path)
     meta = read_variant_json(data, source=str(path))
     name, _, version = path.name.removesuffix(_VARIANTS_SUFFIX).rpartition("-")
     return meta, (str(canonicalize_name(name)) if name else None), (version or None)
