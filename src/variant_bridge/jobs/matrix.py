@@ -28,7 +28,7 @@ from variant_bridge.build_matrix import (
 from variant_bridge.build_order import BuildOrder, build_order
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
-from variant_bridge.maintainer import outputs
+from variant_bridge.maintainer import matrix_inputs, outputs
 from variant_bridge.maintainer._files import load_toml
 from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
@@ -63,6 +63,14 @@ class MatrixRequest:
     declaration: Path | None = None
     from_conda: tuple[Path, ...] = ()
     from_wheels: str | None = None
+    from_pinning: Path | None = None
+    """conda-forge-pinning's ``conda_build_config.yaml``: its CUDA axis."""
+    migrations: tuple[Path, ...] = ()
+    """conda-forge migrations applied to :attr:`from_pinning`."""
+    from_dfg: Path | None = None
+    """A RAPIDS dependency-file-generator ``dependencies.yaml``."""
+    file_key: str | None = None
+    """The ``files`` entry of :attr:`from_dfg` (default: the one with a cuda axis)."""
     project: str | None = None
     version: str | None = None
     arch_lists: tuple[str, ...] = ()
@@ -121,18 +129,51 @@ def _one_platform(
     return kept, (note,)
 
 
+def _other_tools(request: MatrixRequest) -> Matrix:
+    """The matrix conda-forge's pinning (with migrations) or a dependency-file-generator file
+    stands for: its builds read as conda variants, then as a derived matrix."""
+    if request.from_pinning is not None:
+        raws, notes = matrix_inputs.read_pinning(
+            request.from_pinning, request.migrations, request.platform
+        )
+        source = ", ".join(str(p) for p in (request.from_pinning, *request.migrations))
+    else:
+        assert request.from_dfg is not None
+        raws, notes = matrix_inputs.read_dfg(request.from_dfg, request.file_key, request.platform)
+        source = str(request.from_dfg)
+    builds = conda_builds(
+        raws, arch_lists=ArchLists.parse(request.arch_lists), platform=request.platform
+    )
+    matrix = matrix_from_conda(
+        builds,
+        lower_bound=request.lower_bound or "toolkit",
+        name=request.project,
+        version=request.version,
+        source=source,
+    )
+    return replace(matrix, notes=(*notes, *matrix.notes))
+
+
 def load_matrix(request: MatrixRequest) -> Matrix:
     """The matrix the request names (exactly one source).
 
     :raises ReleaseInputError: no source or several, or a source that cannot be read.
     """
-    given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels)]
+    given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels),
+             bool(request.from_pinning), bool(request.from_dfg)]  # fmt: skip
     if sum(given) != 1:
         raise ReleaseInputError(
-            "give one matrix: a declaration file, --from-conda PATH or --from-wheels PATH"
+            "give one matrix: a declaration file, --from-conda, --from-wheels, --from-pinning "
+            "or --from-dfg"
         )
+    if request.migrations and request.from_pinning is None:
+        raise ReleaseInputError("--migration applies to conda-forge's pinning: pass --from-pinning")
+    if request.file_key is not None and request.from_dfg is None:
+        raise ReleaseInputError("--file-key names a files entry of --from-dfg")
     if request.declaration is not None:
         matrix = _declared(request.declaration)
+    elif request.from_pinning is not None or request.from_dfg is not None:
+        matrix = _other_tools(request)
     elif request.from_conda:
         raws = one_package(
             read_raw_builds(request.from_conda, (), request.platform), None, request.project
