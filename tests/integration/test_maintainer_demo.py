@@ -236,3 +236,19 @@ def test_the_matrix_read_back_from_the_conda_side_is_the_declared_one(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert yaml.safe_load(done.stdout) == declared
+
+
+def test_the_guides_check_again_block_is_what_check_prints(demo: Demo) -> None:
+    """docs/maintainers.md "Check again": its lines (the block elides some with ``...``), in
+    order, are what ``check`` prints on the demo's packages and wheels."""
+    doc = (DEMO.parents[2] / "docs" / "maintainers.md").read_text()
+    marker = "<!-- verified: tests/integration/test_maintainer_demo.py (first and last lines) -->"
+    block = doc.split(marker, 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    expected = [line for line in block.splitlines()[1:] if line != "..."]
+    done = variant_bridge("check", "--conda", "channel", "--wheels", "dist", cwd=demo.project)
+    seen = done.stdout.splitlines()
+    assert (seen[0], seen[-1]) == (expected[0], expected[-1])
+    position = 0
+    for line in expected:
+        assert line in seen[position:], line
+        position = seen.index(line, position) + 1
