@@ -115,3 +115,16 @@ def test_usage_errors_exit_2(cli: Cli, project: Path) -> None:
     result = cli("matrix", "pyproject.toml", "--from-wheels", "dist")
     assert result.exit_code == 1
     assert "give one matrix" in result.stderr
+
+
+def test_a_failure_with_json_is_an_error_object(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[build]]\ncuda = "13.0"\nsm = "8.0"\nglibc = "2.17"\n')
+    result = cli("matrix", str(bad), "--json")
+    assert result.exit_code == 1
+    message = f"{bad} build 1 (cu130): CUDA 13 needs glibc >=2.28, not 2.17 (toolkits.yaml)"
+    assert json.loads(result.stdout) == {
+        "ok": False,
+        "error": {"type": "ReleaseInputError", "message": message},
+    }
+    assert result.stderr == f"error: {message}\n"

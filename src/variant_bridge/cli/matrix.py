@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from variant_bridge.cli._output import echo_json, json_option
+from variant_bridge.errors import VariantBridgeError
 
 if TYPE_CHECKING:
     from variant_bridge.jobs.matrix import MatrixResult
@@ -204,8 +205,14 @@ def matrix(
         version=version, arch_lists=arch_lists, lower_bound=lower_bound,  # type: ignore[arg-type]
         providers=providers, platform=platform, plain_wheel=plain_wheel,  # type: ignore[arg-type]
     )  # fmt: skip
-    result = run_matrix(request)
-    written = write_artifacts(result, output_dir, force=force) if output_dir is not None else []
+    try:
+        result = run_matrix(request)
+        written = write_artifacts(result, output_dir, force=force) if output_dir else []
+    except VariantBridgeError as e:
+        if as_json:  # a failure is a JSON error object too (the error: line goes to stderr)
+            message = " ".join(str(e).split()) or type(e).__name__
+            echo_json({"ok": False, "error": {"type": type(e).__name__, "message": message}})
+        raise
     if emit is not None:
         if emit not in result.artifacts:
             from variant_bridge.errors import ReleaseInputError
@@ -213,7 +220,7 @@ def matrix(
             raise ReleaseInputError(f"no {emit} for this matrix: {'; '.join(result.notes)}")
         click.echo(result.artifacts[emit][1], nl=False)
     elif as_json:
-        data = report_json(result, request)
+        data = {"ok": True, **report_json(result, request)}
         data["written"] = [str(p) for p in written]
         echo_json(data)
     else:
