@@ -52,12 +52,16 @@ from variant_bridge.mappings.tables import (
     TABLE_FILES,
     CpuTable,
     CudaReleases,
+    FamilyKey,
+    LabelConvention,
     MappingTables,
     NameMapping,
     NameTable,
+    NvccRelease,
     NvidiaFeature,
     NvidiaTable,
     OverrideVariable,
+    ToolkitTable,
 )
 from variant_bridge.properties import FEATURE_RE
 
@@ -404,6 +408,113 @@ _names = record(
 )
 
 # --------------------------------------------------------------------------------------------
+# toolkits.yaml
+# --------------------------------------------------------------------------------------------
+
+_capabilities = listed(major_minor, "compute capabilities like '9.0'", unique=True)
+
+
+def _nvcc_row(
+    *, cuda: tuple[int, int], compute: tuple[tuple[int, int], ...],
+    arch_specific: tuple[tuple[int, int], ...], family_specific: tuple[tuple[int, int], ...],
+) -> NvccRelease:  # fmt: skip
+    problems = Problems()
+    for key, listed_ in (("arch_specific", arch_specific), ("family_specific", family_specific)):
+        for i, capability in enumerate(listed_):
+            if capability not in compute:
+                problems.add(f"{key}[{i}]", f"{capability[0]}.{capability[1]} is not in compute")
+    problems.done()
+    return NvccRelease(cuda, compute, arch_specific, family_specific)
+
+
+def _nvcc(value: Any) -> tuple[NvccRelease, ...]:
+    rows = listed(
+        record(
+            _nvcc_row,
+            cuda=major_minor,
+            compute=_capabilities,
+            arch_specific=Opt(_capabilities, ()),
+            family_specific=Opt(_capabilities, ()),
+        ),
+        "nvcc releases",
+    )(value)
+    problems = Problems()
+    for i in range(1, len(rows)):
+        if rows[i].cuda <= rows[i - 1].cuda:
+            problems.add(f"[{i}].cuda", "releases must be listed oldest first, each once")
+    problems.done()
+    return rows
+
+
+def _glibc_floors(value: Any) -> dict[int, tuple[int, int]]:
+    rows = listed(
+        record(
+            lambda *, cuda_major, floor: (cuda_major, floor),
+            cuda_major=_cuda_major,
+            floor=major_minor,
+        ),
+        "glibc floors",
+    )(value)
+    majors = [major for major, _ in rows]
+    if len(set(majors)) != len(majors):
+        fail("a CUDA major is listed twice")
+    return dict(rows)
+
+
+def _cuda_major(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 99:
+        fail(f"expected a CUDA major (an integer), got {got(value)}")
+    return value
+
+
+def _label_convention(*, pattern: str, says: str, example: str, source: str) -> LabelConvention:
+    try:
+        groups = set(re.compile(pattern).groupindex)
+    except re.error as e:
+        fail(f"invalid regular expression {pattern!r}: {e}", "pattern")
+    wanted = {"major", "minor"} if says == "minor" else {"major"}
+    if groups != wanted:
+        fail(f"expected the groups {sorted(wanted)}, got {sorted(groups)}", "pattern")
+    convention = LabelConvention(pattern, says, example, source)  # type: ignore[arg-type]
+    if convention.read(example) is None:
+        fail(f"the example {example!r} does not match the pattern", "example")
+    return convention
+
+
+_labels = listed(
+    record(
+        _label_convention,
+        pattern=text(expected="a regular expression"),
+        says=text(choices=("minor", "major")),
+        example=text(expected="a label"),
+        source=text(expected="where the convention is documented"),
+    ),
+    "label conventions",
+)
+
+_families = listed(
+    record(
+        FamilyKey,
+        key=text(re.compile(r"[A-Za-z_][A-Za-z0-9_]*"), "a conda variant key"),
+        wheels=text(expected="the value of the family wheels are built for"),
+        source=text(expected="where the convention comes from"),
+    ),
+    "family keys",
+    allow_empty=True,
+)
+
+_toolkits = record(
+    lambda *, schema, nvcc, glibc, labels, families: ToolkitTable(
+        nvcc, MappingProxyType(glibc), labels, families
+    ),
+    schema=schema_version,
+    nvcc=_nvcc,
+    glibc=_glibc_floors,
+    labels=_labels,
+    families=_families,
+)
+
+# --------------------------------------------------------------------------------------------
 # All tables
 # --------------------------------------------------------------------------------------------
 
@@ -433,6 +544,7 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
         "aarch64.yaml": _cpu,
         "platform.yaml": platform_table(families),
         "names.yaml": _names,
+        "toolkits.yaml": _toolkits,
     }
     read: dict[str, Any] = {}
     for name, reader in readers.items():
@@ -450,4 +562,13 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
     if problems or len(read) != len(TABLE_FILES):
         return None, problems
     cpus = tuple(read[name] for name in CPU_TABLE_FILES)
-    return MappingTables(read["nvidia.yaml"], cpus, read["platform.yaml"], read["names.yaml"]), []
+    return (
+        MappingTables(
+            read["nvidia.yaml"],
+            cpus,
+            read["platform.yaml"],
+            read["names.yaml"],
+            read["toolkits.yaml"],
+        ),
+        [],
+    )
