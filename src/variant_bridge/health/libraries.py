@@ -2,8 +2,8 @@
 
 ``names.yaml`` says which wheel is which conda package (``nvidia-cublas-cu12`` is ``libcublas``)
 and, per component, which CUDA release a version ships with (``libcublas 12.6.77`` and
-``nvidia-cublas-cu12 12.6.4.1`` are both CUDA 12.6). The same lookup serves ``select``'s warning
-before an install (:func:`conda_copy`) and the health check after it (:func:`library_findings`).
+``nvidia-cublas-cu12 12.6.4.1`` are both CUDA 12.6). The pairing is :func:`~variant_bridge.
+health.pairs.conda_copy`, which ``select``'s warning before an install uses too.
 
 Two copies at the same CUDA minor are a duplicate: wasted space, and whichever loads first serves
 everyone. At different minors they mismatch: the wheel's copy can shadow conda's for code built
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.environment import CondaRecord, Environment, PythonDistribution
+from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.health.model import (
     Basis,
     Finding,
@@ -27,27 +27,12 @@ from variant_bridge.health.model import (
     LibraryCopies,
     Severity,
 )
+from variant_bridge.health.pairs import conda_copy
 from variant_bridge.mappings import MappingTables, NameMapping
 
-__all__ = ["conda_copy", "library_findings"]
+__all__ = ["library_findings"]
 
 _RELEASE_RE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
-
-
-def conda_copy(
-    pypi_name: str, env: Environment, tables: MappingTables
-) -> tuple[NameMapping, CondaRecord] | None:
-    """The conda package of *env* that is the same CUDA library as the PyPI distribution
-    *pypi_name* (``names.yaml`` kind ``cuda-library``), with its mapping; ``None`` when none is
-    installed (or the name is no CUDA library)."""
-    mapping = tables.names.conda_for_pypi(pypi_name)
-    if mapping is None or mapping.kind != "cuda-library":
-        return None
-    for conda_name in (mapping.conda, *mapping.also_conda):
-        record = env.conda_package(conda_name)
-        if record is not None:
-            return mapping, record
-    return None
 
 
 def _release(version: str) -> tuple[int, ...]:

@@ -41,6 +41,7 @@ __all__ = [
     "health_of",
     "local_origins",
     "origin_sources",
+    "prefix_of",
 ]
 
 
@@ -56,20 +57,32 @@ class Examined:
     """The interpreter fixes install into; ``None`` for a lock (nothing installed)."""
 
 
-def _local_directory(url: str | None) -> str | None:
-    if url is None or not url.startswith("file:"):
-        return None
-    from variant_bridge.indexes.download import url_to_path  # only for local origins
+def _origin(dist: PythonDistribution) -> str | None:
+    """The wheel a distribution came from: its PEP 610 URL, or a locked wheel's location."""
+    if dist.direct_url is not None:
+        return dist.direct_url
+    location = dist.location
+    return location if location is not None and location.endswith(".whl") else None
 
-    return str(url_to_path(url).parent)
+
+def _local_directory(origin: str | None) -> str | None:
+    """The directory of a local wheel (a ``file://`` URL or an absolute path), else ``None``."""
+    if origin is None:
+        return None
+    if origin.startswith("file:"):
+        from variant_bridge.indexes.download import url_to_path  # only for local origins
+
+        return str(url_to_path(origin).parent)
+    path = Path(origin)
+    return str(path.parent) if "://" not in origin and path.is_absolute() else None
 
 
 def local_origins(dists: Iterable[PythonDistribution]) -> dict[str, str]:
-    """Canonical name -> the directory of the local file each distribution recorded as its
-    origin (PEP 610 ``direct_url.json``, which ``install`` writes for every variant)."""
+    """Canonical name -> the directory of the local wheel each distribution came from (its PEP
+    610 ``direct_url.json``, which ``install`` writes for every variant; a locked wheel's path)."""
     found: dict[str, str] = {}
     for dist in dists:
-        directory = _local_directory(dist.direct_url)
+        directory = _local_directory(_origin(dist))
         if directory is not None:
             found[canonicalize_name(dist.name)] = directory
     return found
@@ -89,6 +102,18 @@ def _place(
         return Place(PlaceKind.PREFIX, env.prefix, _prefix_python(env.prefix))
     if lockfile is not None:
         return Place(PlaceKind.LOCKFILE, str(lockfile), environment=environment)
+    return None
+
+
+def prefix_of(python: str) -> Path | None:
+    """The conda prefix the interpreter *python* belongs to (``PREFIX/bin/python`` beside
+    ``PREFIX/conda-meta/``), or ``None`` (a venv, a system Python)."""
+    import shutil
+
+    found = shutil.which(python) or python
+    for root in (Path(found).parent.parent, Path(found).parent):  # bin/python; python.exe
+        if (root / "conda-meta").is_dir():
+            return root
     return None
 
 
@@ -197,11 +222,12 @@ def origin_sources(examined: Examined, packages: Iterable[str] | None = None) ->
         dist = by_name.get(canonicalize_name(package.partition("==")[0]))
         if dist is None:
             continue
-        directory = _local_directory(dist.direct_url)
+        origin = _origin(dist)
+        directory = _local_directory(origin)
         if directory is not None:
             directories.append(directory)
         else:
-            where = f" from {dist.direct_url}" if dist.direct_url else ""
+            where = f" from {origin}" if origin else ""
             unknown.append(f"{dist.name} {dist.version}{where}")
     sources = tuple(FindLinks.parse(d) for d in dict.fromkeys(directories))
     return OriginSources(sources, tuple(unknown))

@@ -34,7 +34,7 @@ from variant_bridge.errors import (
     SelectionError,
 )
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.health import conda_copy
+from variant_bridge.health.pairs import conda_copy
 from variant_bridge.indexes import (
     Candidate,
     CoreMetadataReader,
