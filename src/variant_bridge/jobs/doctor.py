@@ -65,14 +65,24 @@ def _origin(dist: PythonDistribution) -> str | None:
     return location if location is not None and location.endswith(".whl") else None
 
 
+def _file_path(url: str) -> Path:
+    """The path of a ``file://`` URL, as ``indexes.url_to_path`` reads it (importing the
+    ``indexes`` package would cost ``detect`` ~20 ms for this)."""
+    from urllib.parse import unquote, urlsplit
+
+    if os.name == "nt":  # drive letters and UNC hosts: urllib knows them
+        from urllib.request import url2pathname
+
+        return Path(url2pathname(urlsplit(url).path))
+    return Path(unquote(urlsplit(url).path))
+
+
 def _local_directory(origin: str | None) -> str | None:
     """The directory of a local wheel (a ``file://`` URL or an absolute path), else ``None``."""
     if origin is None:
         return None
     if origin.startswith("file:"):
-        from variant_bridge.indexes.download import url_to_path  # only for local origins
-
-        return str(url_to_path(origin).parent)
+        return str(_file_path(origin).parent)
     path = Path(origin)
     return str(path.parent) if "://" not in origin and path.is_absolute() else None
 
