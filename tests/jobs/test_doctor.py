@@ -290,3 +290,13 @@ def test_real_torch_after_a_toolkit_downgrade_the_fix_says_what_it_left_behind(
     ]  # fmt: skip
     orphans = _examine(prefix, "cuda_arch=9.0").report.of_kind(FindingKind.ORPHANED_WHEEL)
     assert sorted(f.subject for f in orphans) == left
+
+
+def test_a_real_lock_of_37_pypi_packages_has_nothing_to_report(corpus: Path) -> None:
+    # pixi's detectron2 example: a CPU torch stack from PyPI beside conda's; no CUDA wheel.
+    lock = corpus / "real/pixi-locks/pixi__examples__detectron2-from-source/pixi.lock"
+    env = detect_environment(lockfile=lock, platform="linux-64", env={})
+    report = examine_environment(env, lockfile=lock).report
+    assert (report.checked, report.findings, report.problems) == (37, (), ())
+    assert report.place is not None
+    assert (report.place.kind, report.place.path) == (PlaceKind.LOCKFILE, str(lock))
