@@ -102,7 +102,8 @@ class Place:
     path: str
     """The prefix directory, the interpreter or the pixi.lock."""
     python: str | None = None
-    """The interpreter that uninstall commands run (a prefix's ``bin/python``); ``None``: none."""
+    """The interpreter that uninstall commands run (a prefix's ``bin/python``); ``None``: the
+    :attr:`path` itself is used (an interpreter)."""
     environment: str | None = None
     """The pixi.lock environment (``None``: the default one)."""
 

@@ -98,18 +98,21 @@ def local_origins(dists: Iterable[PythonDistribution]) -> dict[str, str]:
     return found
 
 
-def _prefix_python(prefix: str) -> str | None:
+def _prefix_python(prefix: str, platform: str) -> str:
+    """The prefix's interpreter; where conda puts it when there is none (uninstall commands
+    name it either way)."""
+    conventional = Path(prefix) / ("python.exe" if platform.startswith("win") else "bin/python")
     for candidate in (Path(prefix) / "bin" / "python", Path(prefix) / "python.exe"):
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    return None
+    return str(conventional)
 
 
 def _place(
     env: Environment, lockfile: str | os.PathLike[str] | None, environment: str | None
 ) -> Place | None:
     if env.prefix is not None:
-        return Place(PlaceKind.PREFIX, env.prefix, _prefix_python(env.prefix))
+        return Place(PlaceKind.PREFIX, env.prefix, _prefix_python(env.prefix, env.platform))
     if lockfile is not None:
         return Place(PlaceKind.LOCKFILE, str(lockfile), environment=environment)
     return None
