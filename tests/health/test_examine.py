@@ -189,8 +189,8 @@ def test_a_mismatch_only_plain_packages_require_names_them_in_its_fix() -> None:
     assert finding.fix is not None
     assert finding.fix.kind is FixKind.UNINSTALL
     assert str(finding.fix) == (
-        "uv pip uninstall --python /envs/ml/bin/python nvidia-cublas-cu12  (cupy-cuda12x 13.6.0 "
-        "require it: conda's libcublas 12.6.77 serves instead)"
+        "uv pip uninstall --python /envs/ml/bin/python nvidia-cublas-cu12  (required by "
+        "cupy-cuda12x 13.6.0; conda's libcublas 12.6.77 serves them instead)"
     )
 
 

@@ -97,8 +97,8 @@ class _Examination:
         variants = [d for d in users if d.variant_label is not None]
         if variants:
             return (reinstall_fix(place, variants, self.local_origins),)
-        served = f"{copies.conda} {copies.conda_version} serves instead"
-        note = f"{', '.join(copies.required_by)} require it: conda's {served}"
+        conda = f"{copies.conda} {copies.conda_version}"
+        note = f"required by {', '.join(copies.required_by)}; conda's {conda} serves them instead"
         return (replace(uninstall_fix(place, [dist]), note=note),)
 
     def variant_fixes(self, dist: PythonDistribution, found: Disagreement) -> tuple[Fix, ...]:
