@@ -144,8 +144,10 @@ def _installed_json(dist: PythonDistribution, toolkit: InstalledToolkit | None) 
     }
 
 
-def environment_json(env: Environment, supported: SupportedProperties) -> dict[str, Any]:
-    """The ``detect --json`` object."""
+def environment_json(
+    env: Environment, supported: SupportedProperties, health: HealthReport | None = None
+) -> dict[str, Any]:
+    """The ``detect --json`` object (*health*: what ``doctor`` finds there, if examined)."""
     toolkits = _installed_toolkits(env, supported)
     return {
         "origin": env.origin,
@@ -173,6 +175,7 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
         # Variant wheels installed as conda packages (variant-bridge convert).
         "conda_variants": [_installed_json(dist, None) for dist in env.conda_variants],
         "notes": [*env.notes, *supported.notes],
+        "health": health_json(health),
     }
 
 

@@ -10,7 +10,6 @@ from variant_bridge.cli._output import (
     echo_environment,
     echo_json,
     environment_json,
-    health_json,
     json_option,
 )
 
@@ -49,7 +48,7 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
         lockfile, name = env_options.lockfile, env_options.environment
         health = health_of(env, supported, lockfile=lockfile, environment=name)
     if as_json:
-        echo_json({**environment_json(env, supported), "health": health_json(health)})
+        echo_json(environment_json(env, supported, health))
     else:
         locked = env_options.lockfile is not None
         echo_environment(env, supported, locked=locked, health=health)
