@@ -6,7 +6,12 @@ from __future__ import annotations
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._output import echo_environment, echo_json, environment_json, json_option
+from variant_bridge.cli._output import (
+    echo_environment,
+    echo_json,
+    environment_json,
+    json_option,
+)
 
 __all__ = ["detect"]
 
@@ -20,6 +25,8 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
 
     Reads this machine (with CONDA_OVERRIDE_* applied), a conda prefix (--prefix, default
     $CONDA_PREFIX) or a pixi.lock (--lockfile). --target declares facts for another machine.
+    For a prefix or lock it also shows what `variant-bridge doctor` finds there (CUDA
+    libraries installed twice, variant wheels that no longer agree, orphaned nvidia-* wheels).
 
     \b
     Examples:
@@ -34,7 +41,14 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
 
     env = env_options.detect()
     supported = supported_properties(env, policy=env_options.cuda_policy)
+    health = None
+    if env.python_packages:  # a prefix's or lock's PyPI side: what `doctor` finds, cheaply
+        from variant_bridge.jobs.doctor import health_of
+
+        lockfile, name = env_options.lockfile, env_options.environment
+        health = health_of(env, supported, lockfile=lockfile, environment=name)
     if as_json:
-        echo_json(environment_json(env, supported))
+        echo_json(environment_json(env, supported, health))
     else:
-        echo_environment(env, supported, locked=env_options.lockfile is not None)
+        locked = env_options.lockfile is not None
+        echo_environment(env, supported, locked=locked, health=health)
