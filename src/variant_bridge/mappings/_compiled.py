@@ -37,7 +37,7 @@ FINGERPRINTS = {
     'aarch64.yaml': (2115, 2096313798,),
     'platform.yaml': (5965, 733226521,),
     'names.yaml': (7961, 3562344218,),
-    'amd.yaml': (3414, 4066799599,),
+    'amd.yaml': (3713, 3271585021,),
     'intel.yaml': (1157, 2556561076,),
 }
 """(size, CRC-32) of each YAML file these tables were generated from."""
@@ -1351,6 +1351,19 @@ def build() -> MappingTables:
             arch_package='__amdgpu_arch',
             gfx_prefix='gfx',
             several='most compute units',
+            known_gfx=(
+                'gfx900',
+                'gfx906',
+                'gfx908',
+                'gfx90a',
+                'gfx942',
+                'gfx1030',
+                'gfx1100',
+                'gfx1101',
+                'gfx1102',
+                'gfx1200',
+                'gfx1201',
+            ),
             runtime_packages=('rocm-core',),
             root_variable='ROCM_PATH',
             default_root='/opt/rocm',

@@ -245,6 +245,7 @@ def _amd_table(
         arch_package=gpu["virtual_package"],
         gfx_prefix=gpu["prefix"],
         several=gpu["several"],
+        known_gfx=gpu["known"],
         runtime_packages=runtime["packages"],
         root_variable=runtime["root_variable"],
         default_root=runtime["default_root"],
@@ -269,6 +270,7 @@ _amd = record(
         virtual_package=virtual_package,
         prefix=text(re.compile(r"[a-z]+"), "a lower-case prefix"),
         several=text(expected="which GPU decides, in words"),
+        known=strings(re.compile(r"gfx[1-9][0-9]{0,2}[0-9a-f]{2}"), "a gfx name like gfx942"),
     ),
     runtime=record(
         fields,

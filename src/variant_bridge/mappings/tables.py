@@ -152,6 +152,8 @@ class AmdTable:
     gfx_prefix: str
     several: str
     """Which GPU ``__amdgpu_arch`` describes when there are several, in words."""
+    known_gfx: tuple[str, ...]
+    """The provider's gfx_arch vocabulary (``get_all_configs``)."""
     runtime_packages: tuple[str, ...]
     root_variable: str
     default_root: str
