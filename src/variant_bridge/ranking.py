@@ -217,6 +217,8 @@ def _with_static(
         tuple(u for u in supported.unsupported if u[0] not in static.namespaces or u[0] in known),
         supported.notes,
         supported.policy,
+        supported.bases,
+        supported.every_gpu,
     ).merged(static)
 
 

@@ -561,8 +561,10 @@ def test_aarch64_version_regex_escapes_dots() -> None:
         ),  # §5 never dropped
         (
             "intel :: device_ip :: 20.1.0",
-            "intel :: device_ip has no conda counterpart (no conda virtual package describes an "
-            "Intel GPU); the bridge never maps it",
+            (
+                "intel :: device_ip has no conda counterpart (no conda virtual package describes "
+                "an Intel GPU); the bridge never maps it"
+            ),
         ),  # never pretended
         (
             "nvidia :: driver :: 550",
