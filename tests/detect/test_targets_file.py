@@ -57,11 +57,13 @@ def test_each_class_is_one_declared_environment(tmp_path: Path) -> None:
     assert list(classes) == ["h100", "mixed", "mi300", "pvc"]
     h100 = classes["h100"]
     assert str(h100.toolkit) == "cuda-version=12.6"
-    assert h100.cuda is not None and h100.cuda.source == Source.TARGET
+    assert h100.cuda is not None
+    assert h100.cuda.source == Source.TARGET
     # nothing of this machine: the rest are pixi's platform defaults
     assert {str(vp.source) for vp in h100.virtual_packages} == {"--target", "platform default"}
     assert [g.version for g in classes["mixed"].gpus] == ["6.0", "12.0"]
-    assert classes["mi300"].rocm is not None and classes["mi300"].rocm.version == "6.4"
+    assert classes["mi300"].rocm is not None
+    assert classes["mi300"].rocm.version == "6.4"
     assert classes["pvc"].declared_features[0].values == ("12.60.7",)
 
 
@@ -89,8 +91,10 @@ def test_one_file_gives_each_class_its_torch_build(tmp_path: Path, corpus: Path)
     [
         (
             'classes:\n  h100: {platform: linux-64, cuda: "12.8", cuda_version: "13.0"}\n',
-            "nodes.yaml: class 'h100', cuda_version '13.0': cuda-version 13.0 constrains "
-            "__cuda >=13, so conda could not have solved it beside __cuda=12.8",
+            (
+                "nodes.yaml: class 'h100', cuda_version '13.0': cuda-version 13.0 constrains "
+                "__cuda >=13, so conda could not have solved it beside __cuda=12.8"
+            ),
         ),  # the impossible pair
         (
             "classes:\n  h100: {platform: linux-64, gpu: '9.0'}\n",
