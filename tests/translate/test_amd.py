@@ -294,3 +294,27 @@ def test_a_runtime_in_the_environment_picks_its_build(corpus: Path) -> None:
     ranked = _ranked(corpus, amd_env("9.4.2", rocm=Toolkit("rocm-core", "6.3.4", Source.PREFIX)))
     assert ranked["rocm6.3"][0] == 1
     assert ranked["rocm6.4"][0] is None
+
+
+def test_from_conda_reads_the_rocm_runtime() -> None:
+    from variant_bridge.translate import read_conda_specs
+
+    facts = read_conda_specs(
+        ["__amdgpu=0", "__amdgpu_arch=9.0.10", "rocm-core=6.3.4"], platform="linux-64"
+    )
+    assert facts.ignored == ()
+    supported = supported_properties(facts.environment).as_dict()["amd"]
+    assert supported == {"gfx_arch": ["gfx90a"], "rocm_version": ["6.3"]}
+
+
+def test_conda_build_numbers_rank_the_rocm_builds_as_select(corpus: Path) -> None:
+    """The index's priority plan (build numbers) now sees AMD machines: on an AMD GPU without a
+    declared runtime, rocm6.4 outranks rocm6.3, as select ranks them."""
+    from variant_bridge.priority import plan_priority
+
+    metadata = parse_variant_metadata(json.loads((corpus / TORCH).read_text()), source=TORCH)
+    rocm = [v for v in metadata.variants if v.label.startswith("rocm")]
+    plan = plan_priority(rocm, Priorities.of(metadata), platform="linux-64")
+    base = {p.label: p.position for p in plan.placements if p.cell is None}
+    assert base["rocm6.4"] > base["rocm6.3"]
+    assert plan.conflicts == ()
