@@ -39,7 +39,7 @@ TARGETS = (
 JSON_KEYS = {
     "origin", "platform", "platform_source", "python", "python_source", "policy",
     "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels", "conda_variants",
-    "notes",
+    "notes", "rocm", "gpus", "declared_features",
 }  # fmt: skip
 
 

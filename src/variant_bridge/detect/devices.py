@@ -16,8 +16,6 @@ decided (semantics.md §3a-3c):
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -164,6 +162,8 @@ def _intel(
 def _intel_provider(plugin_api: str, feature: str, notes: list[str]) -> tuple[str, ...]:
     """What the installed Intel provider answers for *feature* (``()`` when it is not installed
     or answers nothing). It probes Level Zero in this process, as installers run it."""
+    import importlib.util  # lazy: only when this machine is measured
+
     module_name, _, class_name = plugin_api.partition(":")
     try:
         if importlib.util.find_spec(module_name.split(".")[0]) is None:
