@@ -157,7 +157,10 @@ def test_several_cuda_gpus_keep_each_and_conda_sees_the_lowest() -> None:
             ["cuda=12.8", "cuda_arch=9.0,90"],
             "--target cuda_arch='90': expected a compute capability",
         ),
-        (["amdgpu_arch=gfx942,mi250"], "--target amdgpu_arch='mi250': expected an AMD GPU ISA"),
+        (
+            ["amdgpu_arch=gfx942,mi250"],
+            "--target amdgpu_arch='mi250': expected a gfx name like gfx942 or an ISA like 9.4.2",
+        ),
         (["rocm_version=6"], "--target rocm_version='6': expected a ROCm version like 6.4"),
         (["device_ip=20.1"], "--target device_ip='20.1': expected Intel GPU device IPs"),
     ],

@@ -29,7 +29,7 @@ from variant_bridge import _archspec
 from variant_bridge._values import value
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
-from variant_bridge.gfx_archs import isa_of, isa_text
+from variant_bridge.gfx_archs import isa_of, isa_text, parse_isa
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.virtual_packages import (
     TOOLKIT_SHAPE,
@@ -242,8 +242,15 @@ def _several(name: str, raw: str, *, where: str) -> str:
         raise InvalidTarget(f"{where}={quote(raw)}: an empty value in the list")
     values = []
     for text in texts:
-        isa = isa_of(text.lower()) if name == "__amdgpu_arch" else None
-        values.append(check_value(name, isa_text(isa) if isa else text, where=where))
+        if name != "__amdgpu_arch":
+            values.append(check_value(name, text, where=where))
+            continue
+        isa = isa_of(text.lower()) or parse_isa(text)
+        if isa is None:
+            raise InvalidTarget(
+                f"{where}={quote(text)}: expected a gfx name like gfx942 or an ISA like 9.4.2"
+            )
+        values.append(isa_text(isa))
     return ",".join(dict.fromkeys(values))
 
 
