@@ -39,7 +39,7 @@ TARGETS = (
 JSON_KEYS = {
     "origin", "platform", "platform_source", "python", "python_source", "policy",
     "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels", "conda_variants",
-    "notes", "health",
+    "notes", "health", "rocm", "gpus", "declared_features",
 }  # fmt: skip
 
 
@@ -383,8 +383,8 @@ def test_target_help_lists_every_key(cli: Cli) -> None:
     keys = help_text.partition("KEY: ")[2].partition(" (e.g.")[0]
     # `platform` was documented in docs/cli.md but missing from --help.
     assert keys == (
-        "cuda, cuda_arch, archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, "
-        "platform"
+        "cuda, cuda_arch, amdgpu, amdgpu_arch, archspec, glibc, linux, osx, win, cuda_version, "
+        "cudatoolkit, rocm_version, device_ip, python, platform"
     )
 
 

@@ -166,6 +166,27 @@ def environment_json(
                 "source": str(env.toolkit.source),
             }
         ),
+        # The ROCm runtime (amd :: rocm_version), each GPU when several are known, and the
+        # features no conda package describes (Intel's device_ip), each with its source.
+        "rocm": (
+            None
+            if env.rocm is None
+            else {
+                "package": env.rocm.package,
+                "version": env.rocm.version,
+                "source": str(env.rocm.source),
+            }
+        ),
+        "gpus": [_virtual_package_json(vp) for vp in env.gpus],
+        "declared_features": [
+            {
+                "namespace": d.namespace,
+                "feature": d.feature,
+                "values": list(d.values),
+                "source": str(d.source),
+            }
+            for d in env.declared_features
+        ],
         **supported_json(supported),
         "variant_wheels": [
             _installed_json(dist, toolkits.get(dist.name))
@@ -327,6 +348,20 @@ def echo_notes(notes: Sequence[str]) -> None:
             click.echo(_wrap(f"- {note}", indent=_INDENT))
 
 
+def _echo_devices(env: Environment) -> None:
+    """The ROCm runtime, each GPU when several are known, and features with no conda
+    counterpart; nothing when there is none of them."""
+    rows = []
+    if env.rocm is not None:
+        rows.append(("ROCm runtime", str(env.rocm), str(env.rocm.source)))
+    rows += [("GPU", str(vp), str(vp.source)) for vp in env.gpus]
+    rows += [("no conda counterpart", str(d), str(d.source)) for d in env.declared_features]
+    if rows:
+        heading("GPUs and runtimes beyond the virtual packages")
+        _rows(rows)
+        click.echo()
+
+
 def echo_environment(
     env: Environment,
     supported: SupportedProperties,
@@ -360,6 +395,7 @@ def echo_environment(
     else:
         click.echo(f"{_INDENT}(none solved in this environment)")
     click.echo()
+    _echo_devices(env)
     echo_supported(supported)
     wheels = [dist for dist in env.python_packages if dist.variant_label is not None]
     toolkits = _installed_toolkits(env, supported) if wheels else {}

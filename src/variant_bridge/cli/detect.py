@@ -3,6 +3,8 @@ properties."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from variant_bridge.cli._environment import EnvironmentOptions, environment_options
@@ -18,8 +20,17 @@ __all__ = ["detect"]
 
 @click.command(short_help="Show what an environment supports, as variant properties.")
 @environment_options()
+@click.option(
+    "--targets",
+    "targets_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="A targets file (YAML) naming a cluster's node classes: show each class's facts "
+    "(docs/clusters.md). Not with --prefix, --lockfile, --platform or --target.",
+)
 @json_option
-def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
+def detect(*, env_options: EnvironmentOptions, targets_file: Path | None, as_json: bool) -> None:
     """Show what an environment supports: its virtual packages, its solved CUDA toolkit, and the
     wheel-variant properties they allow, most preferred first, each with where it came from.
 
@@ -35,9 +46,14 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
       variant-bridge detect --lockfile pixi.lock -e cuda --platform linux-64
       CONDA_OVERRIDE_CUDA=12.9 variant-bridge detect --cuda-policy driver
       variant-bridge detect --platform linux-64 -t cuda=12.8 -t cuda_arch=9.0 -t archspec=haswell
+      variant-bridge detect --targets nodes.yaml --json
     """
     # Heavy imports (rattler, archspec, the mapping tables) only once a command runs.
     from variant_bridge.translate import supported_properties
+
+    if targets_file is not None:
+        _detect_classes(targets_file, env_options, as_json=as_json)
+        return
 
     env = env_options.detect()
     supported = supported_properties(env, policy=env_options.cuda_policy)
@@ -52,3 +68,51 @@ def detect(*, env_options: EnvironmentOptions, as_json: bool) -> None:
     else:
         locked = env_options.lockfile is not None
         echo_environment(env, supported, locked=locked, health=health)
+
+
+def _detect_classes(path: Path, env_options: EnvironmentOptions, *, as_json: bool) -> None:
+    """``detect --targets``: each node class's declared facts and what they support."""
+    from variant_bridge.cli import CliError
+    from variant_bridge.detect.targets_file import node_environments, read_targets_file
+    from variant_bridge.errors import InvalidTarget
+    from variant_bridge.translate import supported_properties
+
+    given = [
+        option
+        for option, value in (
+            ("--prefix", env_options.prefix),
+            ("--lockfile", env_options.lockfile),
+            ("--environment", env_options.environment),
+            ("--platform", env_options.platform),
+            ("--target", env_options.targets),
+        )
+        if value
+    ]
+    if given:
+        raise click.UsageError(
+            f"--targets describes each class itself; it cannot be combined with {given[0]}",
+            click.get_current_context(),
+        )
+    try:
+        classes = node_environments(read_targets_file(path))
+    except InvalidTarget as e:
+        raise CliError(str(e)) from e
+    reports = [
+        (node, env, supported_properties(env, policy=env_options.cuda_policy))
+        for node, env in classes
+    ]
+    if as_json:
+        echo_json(
+            {
+                "targets_file": str(path),
+                "classes": [
+                    {"name": node.name, **environment_json(env, supported)}
+                    for node, env, supported in reports
+                ],
+            }
+        )
+        return
+    for i, (node, env, supported) in enumerate(reports):
+        if i:
+            click.echo()
+        echo_environment(env, supported, title=f"Class {node.name} ({path})")

@@ -92,7 +92,7 @@ def install(
         for choice in choices:
             click.echo(f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}")
             click.echo(f"      {_reason(choice)}")
-    _warn_duplicates(choices)
+    _warn_duplicates(choices, target.supported)
     result = run_install(install_plan, downloads=downloads, dry_run=dry_run, state=chosen.state)
     fetch.echo_notes(downloads)
     if as_json:

@@ -10,10 +10,13 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from variant_bridge.mappings.tables import (
+    AmdFeature,
+    AmdTable,
     CpuTable,
     CudaReleases,
     FamilyKey,
     IntRange,
+    IntelTable,
     LabelConvention,
     MappingTables,
     NameMapping,
@@ -39,6 +42,8 @@ FINGERPRINTS = {
     'platform.yaml': (5965, 733226521,),
     'names.yaml': (7961, 3562344218,),
     'toolkits.yaml': (5796, 2886735363,),
+    'amd.yaml': (3713, 3271585021,),
+    'intel.yaml': (1157, 2556561076,),
 }
 """(size, CRC-32) of each YAML file these tables were generated from."""
 
@@ -1494,5 +1499,80 @@ def build() -> MappingTables:
                     source="conda-forge-pinning: arm_variant_type [sbsa] for linux-aarch64 CUDA builds; tegra is CUDA for NVIDIA's integrated (Jetson) GPUs, which manylinux aarch64 wheels do not target (pytorch-cpu-feedstock 2.10.0 .ci_support: a tegra build with c_stdlib_version 2.34)",
                 ),
             ),
+        ),
+        amd=AmdTable(
+            namespace='amd',
+            driver_package='__amdgpu',
+            driver_version='0',
+            arch_package='__amdgpu_arch',
+            gfx_prefix='gfx',
+            several='most compute units',
+            known_gfx=(
+                'gfx900',
+                'gfx906',
+                'gfx908',
+                'gfx90a',
+                'gfx942',
+                'gfx1030',
+                'gfx1100',
+                'gfx1101',
+                'gfx1102',
+                'gfx1200',
+                'gfx1201',
+            ),
+            runtime_packages=('rocm-core',),
+            root_variable='ROCM_PATH',
+            default_root='/opt/rocm',
+            version_file='.info/version',
+            runtime_versions=(
+                '7.10',
+                '7.9',
+                '7.8',
+                '7.7',
+                '7.6',
+                '7.5',
+                '7.4',
+                '7.3',
+                '7.2',
+                '7.1',
+                '7.0',
+                '6.4',
+                '6.3',
+            ),
+            overrides=(
+                OverrideVariable(
+                    virtual_package='__amdgpu',
+                    conda='CONDA_OVERRIDE_AMDGPU',
+                    provider=None,
+                ),
+                OverrideVariable(
+                    virtual_package='__amdgpu_arch',
+                    conda='CONDA_OVERRIDE_AMDGPU_ARCH',
+                    provider='AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH',
+                ),
+            ),
+            runtime_override='AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION',
+            features=(
+                AmdFeature(
+                    name='gfx_arch',
+                    rule='gfx_arch',
+                    multi_value=True,
+                    specs=('__amdgpu_arch =={isa}',),
+                ),
+                AmdFeature(
+                    name='rocm_version',
+                    rule='rocm_version',
+                    multi_value=False,
+                    specs=('rocm-core {major}.{minor}.*',),
+                ),
+            ),
+        ),
+        intel=IntelTable(
+            namespace='intel',
+            feature='device_ip',
+            multi_value=True,
+            target='device_ip',
+            provider_override='INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP',
+            plugin_api='intel_variant_provider.plugin:IntelVariantPlugin',
         ),
     )

@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 __all__ = [
     "CPU_TABLE_FILES",
     "TABLE_FILES",
+    "AmdFeature",
+    "AmdRule",
+    "AmdTable",
     "CpuTable",
     "CudaReleases",
     "FamilyKey",
     "IntRange",
     "LabelConvention",
+    "IntelTable",
     "MappingTables",
     "NameKind",
     "NameMapping",
@@ -52,12 +56,15 @@ TABLE_FILES = (
     "platform.yaml",
     "names.yaml",
     "toolkits.yaml",
+    "amd.yaml",
+    "intel.yaml",
 )
 """The package's YAML files, one per table."""
 CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
 
 NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
 NameKind = Literal["cuda-library", "cuda-meta", "python"]
+AmdRule = Literal["gfx_arch", "rocm_version"]
 
 _PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
 
@@ -126,6 +133,62 @@ class NvidiaTable:
     def override(self, virtual_package: str) -> OverrideVariable:
         """The override pair of ``__cuda`` or ``__cuda_arch`` (the schema requires both)."""
         return next(o for o in self.overrides if o.virtual_package == virtual_package)
+
+
+@value
+class AmdFeature:
+    """One ``amd`` feature: its value rule and reverse spec templates."""
+
+    name: str
+    rule: AmdRule
+    multi_value: bool
+    specs: tuple[str, ...]
+
+
+@value
+class AmdTable:
+    """``amd.yaml``: ``__amdgpu``, ``__amdgpu_arch`` and the ROCm runtime."""
+
+    namespace: str
+    driver_package: str
+    driver_version: str
+    """``__amdgpu``'s only version (rattler: ``0``)."""
+    arch_package: str
+    gfx_prefix: str
+    several: str
+    """Which GPU ``__amdgpu_arch`` describes when there are several, in words."""
+    known_gfx: tuple[str, ...]
+    """The provider's gfx_arch vocabulary (``get_all_configs``)."""
+    runtime_packages: tuple[str, ...]
+    root_variable: str
+    default_root: str
+    version_file: str
+    runtime_versions: tuple[str, ...]
+    """The provider's ``rocm_version`` vocabulary, newest first."""
+    overrides: tuple[OverrideVariable, ...]
+    runtime_override: str
+    features: tuple[AmdFeature, ...]
+    """In the provider's priority order."""
+
+    def feature(self, name: str) -> AmdFeature | None:
+        return next((f for f in self.features if f.name == name), None)
+
+    def override(self, virtual_package: str) -> OverrideVariable:
+        """The override pair of ``__amdgpu`` or ``__amdgpu_arch`` (the schema requires both)."""
+        return next(o for o in self.overrides if o.virtual_package == virtual_package)
+
+
+@value
+class IntelTable:
+    """``intel.yaml``: a namespace with no conda counterpart, taken as declared or as the
+    installed provider answers."""
+
+    namespace: str
+    feature: str
+    multi_value: bool
+    target: str
+    provider_override: str
+    plugin_api: str
 
 
 @value
@@ -485,18 +548,21 @@ class MappingTables:
     platform: PlatformTable
     names: NameTable
     toolkits: ToolkitTable
+    amd: AmdTable
+    intel: IntelTable
     namespaces: tuple[str, ...] = field(init=False, compare=False)
-    """Every namespace the tables map, in the order supported properties list them."""
+    """Every namespace the tables map, in the order supported properties list them (``intel``
+    is not among them: it has no conda counterpart)."""
     overrides: tuple[OverrideVariable, ...] = field(init=False, compare=False)
     """Every override variable the tables know, one per conda variable (detection's order)."""
     _cpu_by_namespace: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
     _cpu_by_package: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        namespaces = (self.nvidia.namespace, *(t.namespace for t in self.cpus))
+        namespaces = (self.nvidia.namespace, self.amd.namespace, *(t.namespace for t in self.cpus))
         object.__setattr__(self, "namespaces", (*namespaces, self.names.abi_namespace))
         seen: dict[str, OverrideVariable] = {}
-        groups = [self.nvidia.overrides, *(t.overrides for t in self.cpus)]
+        groups = [self.nvidia.overrides, self.amd.overrides, *(t.overrides for t in self.cpus)]
         groups += [os.overrides for os in self.platform.operating_systems.values()]
         for group in groups:
             for o in group:
