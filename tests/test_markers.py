@@ -202,3 +202,16 @@ def test_target_environment_of_this_machine_is_what_packaging_says() -> None:
     here = default_environment()
     assert {k: here[k] for k in env} == env  # type: ignore[literal-required]
     assert "platform_release" not in env  # never this machine's kernel for a target
+
+
+@pytest.mark.parametrize(
+    ("line", "extras"),
+    [
+        ("nvidia-cublas-cu12==12.6.4.1", set()),
+        ("cupy-cuda12x; extra == 'cuda'", {"cuda"}),
+        ("x; (extra == \"gpu\" or 'cu12' == extra) and sys_platform == 'linux'", {"gpu", "cu12"}),
+        ("x; sys_platform == 'linux' and variant_label == 'cuda12.8'", set()),
+    ],
+)
+def test_marker_extras_names_the_extras_a_line_belongs_to(line: str, extras: set[str]) -> None:
+    assert parse_dependency(line).marker_extras == extras

@@ -22,6 +22,7 @@ __all__ = [
     "CUDA_POLICIES",
     "CondaRecord",
     "CudaPolicy",
+    "DeclaredFeature",
     "Environment",
     "PythonDistribution",
     "Source",
@@ -49,6 +50,8 @@ class SourceKind(enum.Enum):
     SUPPLIED = "supplied"
     """This machine's fact as a host application supplies it (a conda plugin: conda's own
     virtual packages) instead of variant-bridge's detection."""
+    PROVIDER = "provider"
+    """An installed variant provider's answer (``variable`` names its plugin)."""
 
 
 @value
@@ -120,6 +123,21 @@ class Toolkit:
 
     def __str__(self) -> str:
         return f"{self.package}={self.version}"
+
+
+@value
+class DeclaredFeature:
+    """Values of a variant feature that no conda package describes (Intel's ``device_ip``),
+    taken as declared or as the installed provider answers them: never translated."""
+
+    namespace: str
+    feature: str
+    values: tuple[str, ...]
+    """Most preferred first."""
+    source: Source
+
+    def __str__(self) -> str:
+        return f"{self.namespace} :: {self.feature} :: {', '.join(self.values)}"
 
 
 @value
@@ -206,6 +224,19 @@ class Environment:
     """The pixi.lock that was read, as a path."""
     lock_environment: str | None = None
     """The pixi.lock environment read, as named (``None``: ``default``)."""
+    rocm: Toolkit | None = None
+    """The ROCm runtime: ``rocm-core`` in the prefix or lock, ``--target rocm_version``, the AMD
+    provider's variable, or this machine's ROCm (``/opt/rocm/.info/version``)."""
+    gpus: tuple[VirtualPackage, ...] = ()
+    """Each GPU of a machine with several, as the GPU virtual package it alone would give
+    (``__cuda_arch=8.0`` and ``__cuda_arch=9.0``); the one conda sees is in
+    :attr:`virtual_packages`. Empty when one GPU (or none) is known."""
+    declared_features: tuple[DeclaredFeature, ...] = ()
+    """Features with no conda counterpart, as declared or as their provider answers."""
+
+    def gpus_of(self, name: str) -> tuple[VirtualPackage, ...]:
+        """The GPUs known for virtual package *name* (``__cuda_arch``), or ``()``."""
+        return tuple(vp for vp in self.gpus if vp.name == name)
 
     def virtual_package(self, name: str) -> VirtualPackage | None:
         """The virtual package called *name* (``__cuda``), or ``None`` when absent."""

@@ -229,11 +229,14 @@ def _targets() -> click.Parameter:
         metavar="KEY=VALUE",
         help=(
             "Declare a fact instead of detecting it (repeatable). KEY: cuda, cuda_arch, "
-            "archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, platform "
-            "(e.g. cuda=12.8, cuda_arch=9.0, archspec=haswell, glibc=2.28, platform=linux-64); "
-            "an empty VALUE declares the virtual package absent; cuda_version=12.6 (or "
-            "cudatoolkit=11.8) declares the solved toolkit. Wins over CONDA_OVERRIDE_* and "
-            "detection."
+            "amdgpu, amdgpu_arch, archspec, glibc, linux, osx, win, cuda_version, "
+            "cudatoolkit, rocm_version, device_ip, python, platform (e.g. cuda=12.8, "
+            "cuda_arch=9.0, amdgpu_arch=gfx942, archspec=haswell, glibc=2.28, "
+            "platform=linux-64); an empty VALUE declares the virtual package absent; "
+            "cuda_version=12.6 (or cudatoolkit=11.8) declares the solved toolkit, "
+            "rocm_version=6.4 the ROCm runtime, device_ip=20.1.0 Intel GPU IPs; "
+            "cuda_arch=8.0,9.0 declares several GPUs, each of which must run the "
+            "chosen wheel. Wins over CONDA_OVERRIDE_* and detection."
         ),
     )
 

@@ -94,7 +94,7 @@ def install(
                     f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}"
                 )
                 click.echo(f"      {_reason(choice)}")
-        _warn_duplicates(choices)
+        _warn_duplicates(choices, target.supported)
         result = run_install(prepared, ctx, dry_run=dry_run)
         echo_notes(ctx.notes)
     if as_json:

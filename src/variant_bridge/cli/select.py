@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
     from variant_bridge.jobs.target import Target
+    from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = ["choice_json", "select"]
 
@@ -197,6 +198,8 @@ def _summary(target: Target) -> str:
     if env.cuda is None:
         facts.append("no __cuda")
     facts.append(f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version")
+    if env.rocm is not None:
+        facts.append(f"{env.rocm} ({env.rocm.source})")
     facts.append(f"CUDA policy {target.supported.policy}")
     return (
         f"Environment: {env.origin} ({env.platform}, {env.platform_source}); "
@@ -204,11 +207,32 @@ def _summary(target: Target) -> str:
     )
 
 
-def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
+def _warn_duplicates(
+    choices: Sequence[PackageChoice], supported: SupportedProperties | None = None
+) -> None:
+    """Duplicated CUDA libraries, and (given *supported*) a GPU no build has code for."""
     sys.stdout.flush()  # keep the report and the warnings in order when both go to one pipe
     for choice in choices:
         for duplicate in choice.duplicates:
             click.echo(f"warning: {duplicate.message}", err=True)
+        fallback = _gpu_fallback(choice, supported) if supported is not None else None
+        if fallback is not None:
+            click.echo(f"warning: {fallback}", err=True)
+
+
+def _gpu_fallback(choice: PackageChoice, supported: SupportedProperties) -> str | None:
+    from variant_bridge.translate.gpus import gpu_fallback
+
+    chosen = choice.chosen
+    if chosen is None:
+        return None
+    variants = [v.variant.description for v in choice.selection.verdicts if v.variant]
+    return gpu_fallback(
+        f"{choice.files.project} {choice.files.version}",
+        chosen.variant.description if chosen.variant is not None else None,
+        variants,
+        supported,
+    )
 
 
 @click.command(short_help="Choose the variant wheel that agrees with the environment.")
@@ -253,7 +277,7 @@ def select(
         else:
             click.echo(_summary(ctx.target))
             _echo_tree(choices)
-        _warn_duplicates(choices)
+        _warn_duplicates(choices, ctx.target.supported)
         echo_notes(ctx.notes)
     failed = [c for c in choices if c.failed]
     if failed:

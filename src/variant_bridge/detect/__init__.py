@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from variant_bridge._values import value
+from variant_bridge.detect.devices import complete_devices
 from variant_bridge.detect.exported_pins import split_exported_pins
 from variant_bridge.detect.facts import (
     Fact,
@@ -169,6 +170,15 @@ def detect_environment(
         result = replace(result, python=declared["python"], python_source=Source.TARGET)
     toolkit = _toolkit(result.toolkit, target_toolkit(declared, tables=tables), notes)
     done = replace(result, virtual_packages=virtual_packages, toolkit=toolkit)
+    done = complete_devices(
+        done,
+        declared=declared,
+        decided=decided,
+        variables=variables,
+        measure=result.platform == host and not read.lock_declared and not strict,
+        tables=tables,
+        notes=notes,
+    )
     _check_toolkit(done, notes)
     if strict:
         _refuse_undeclared(done)
@@ -415,14 +425,20 @@ def _virtual_packages(
             vp_name, version, build = fact_virtual_package(fact)
             packages[vp_name] = VirtualPackage(vp_name, version, build, fact.source)
 
-    arch = packages.get("__cuda_arch")
-    if arch is not None and "__cuda" not in packages:
+    # A GPU architecture needs its driver package, as in rattler (__amdgpu_arch without
+    # __amdgpu cannot be declared with --target: the key declares both).
+    for arch_name, driver in (("__cuda_arch", "__cuda"), ("__amdgpu_arch", "__amdgpu")):
+        arch = packages.get(arch_name)
+        if arch is None or driver in packages:
+            continue
         if arch.source == Source.TARGET:
+            key = driver.removeprefix("__")
             raise InvalidTarget(
-                f"--target cuda_arch={arch.version!r} needs __cuda (declare --target cuda=...)"
+                f"--target {arch_name[2:]}={arch.version!r} needs {driver} "
+                f"(declare --target {key}=...)"
             )
-        del packages["__cuda_arch"]
-        notes.append(f"__cuda_arch from {arch.source} dropped: no __cuda")
+        del packages[arch_name]
+        notes.append(f"{arch_name} from {arch.source} dropped: no {driver}")
     return tuple(sorted(packages.values(), key=lambda vp: vp.name))
 
 

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from packaging.version import Version
 
@@ -26,7 +27,7 @@ from variant_bridge.environment import Environment
 from variant_bridge.errors import InvalidTarget
 from variant_bridge.platform_tags import PythonSource, TargetPython
 
-__all__ = ["resolve_target_python", "running_python"]
+__all__ = ["resolve_target_python", "running_python", "site_packages"]
 
 _VERSION_RE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
 _PROBE_TIMEOUT = 30
@@ -36,14 +37,22 @@ _PROBE = (
     " 'abiflags': getattr(sys, 'abiflags', '')"
     " or ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else '')}))"
 )
+_SITE = (
+    "import json, sysconfig;"
+    " print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
+)
 
 
-def _probe(executable: str) -> TargetPython:
+def _ask(executable: str, code: str) -> Any:
+    """Run *code* in *executable* and read the JSON it prints.
+
+    :raises InvalidTarget: it cannot be run, does not answer in time, or answers nonsense.
+    """
     # Its own session, so that a timeout ends whatever it started too (a wrapper script's
     # children would otherwise keep the pipes open and the wait going).
     try:
         process = subprocess.Popen(
-            [executable, "-c", _PROBE],
+            [executable, "-c", code],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -66,17 +75,33 @@ def _probe(executable: str) -> TargetPython:
     try:
         if process.returncode != 0:
             raise ValueError(f"exit status {process.returncode}")
-        data = json.loads(out)
+        return json.loads(out)
     except ValueError as e:
         raise InvalidTarget(
             f"--python {executable!r}: cannot run it as a Python interpreter ({e})"
         ) from e
+
+
+def _probe(executable: str) -> TargetPython:
+    data = _ask(executable, _PROBE)
     return TargetPython.parse(
         str(data["version"]),
         executable=executable,
         implementation=data["implementation"],
         abiflags=data["abiflags"],
     )
+
+
+def site_packages(executable: str) -> tuple[Path, ...]:
+    """Where *executable* installs distributions (``purelib``, then ``platlib`` when another),
+    asked of it once.
+
+    :raises InvalidTarget: it cannot be run as a Python interpreter.
+    """
+    paths = _ask(executable, _SITE)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise InvalidTarget(f"--python {executable!r}: its site-packages answer is not a list")
+    return tuple(Path(p) for p in dict.fromkeys(paths))
 
 
 def _config(path: Path) -> dict[str, str]:

@@ -29,6 +29,7 @@ from variant_bridge.errors import (
     SelectionError,
 )
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.health.pairs import conda_copy
 from variant_bridge.indexes import (
     Candidate,
     CoreMetadataReader,
@@ -219,17 +220,12 @@ def _duplicates(
     found: list[Duplicate] = []
     for dependency in dependencies:
         requirement = dependency.requirement
-        line = dependency.text
-        mapping = tables.names.conda_for_pypi(requirement.name)
-        if mapping is None or mapping.kind != "cuda-library":
-            continue
-        for conda_name in (mapping.conda, *mapping.also_conda):
-            record = env.conda_package(conda_name)
-            if record is not None:
-                stated = line.split(";")[0].strip()
-                pypi = canonicalize_name(requirement.name)
-                found.append(Duplicate(stated, pypi, conda_name, record.version, required_by))
-                break
+        pair = conda_copy(requirement.name, env, tables)  # the health check's lookup too
+        if pair is not None:
+            record = pair[1]
+            stated = dependency.text.split(";")[0].strip()
+            pypi = canonicalize_name(requirement.name)
+            found.append(Duplicate(stated, pypi, record.name, record.version, required_by))
     return tuple(found)
 
 
