@@ -25,7 +25,7 @@ from variant_bridge.markers import (
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.properties import VariantDescription
 
-PY312 = TargetPython("3.12.4")
+PY312 = TargetPython.parse("3.12.4")
 LINUX = target_environment(Environment("linux-64"), PY312)
 CUDA128 = VariantValues.of(
     VariantDescription.parse(
@@ -197,7 +197,7 @@ def test_target_environment_of_this_machine_is_what_packaging_says() -> None:
         pytest.skip("checked on linux-64")
     version = platform.python_version()
     env = target_environment(
-        Environment("linux-64"), TargetPython(version, sys.executable, "cpython")
+        Environment("linux-64"), TargetPython.parse(version, executable=sys.executable)
     )
     here = default_environment()
     assert {k: here[k] for k in env} == env  # type: ignore[literal-required]

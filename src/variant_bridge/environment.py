@@ -47,6 +47,9 @@ class SourceKind(enum.Enum):
     PLATFORM_DEFAULT = "platform default"
     FROM_CONDA = "--from-conda"
     """Conda specs given to ``translate --from-conda``."""
+    SUPPLIED = "supplied"
+    """This machine's fact as a host application supplies it (a conda plugin: conda's own
+    virtual packages) instead of variant-bridge's detection."""
     PROVIDER = "provider"
     """An installed variant provider's answer (``variable`` names its plugin)."""
 
@@ -60,6 +63,7 @@ class Source:
 
     kind: SourceKind
     variable: str | None = None
+    """The variable of an override; the host that supplied a supplied fact."""
 
     DETECTED: ClassVar[Source]
     TARGET: ClassVar[Source]
@@ -72,6 +76,11 @@ class Source:
     def override(cls, variable: str) -> Source:
         """A fact set by the environment variable *variable* (``CONDA_OVERRIDE_CUDA``)."""
         return cls(SourceKind.OVERRIDE, variable)
+
+    @classmethod
+    def supplied(cls, by: str) -> Source:
+        """A fact of this machine that the host *by* (``conda``) supplied."""
+        return cls(SourceKind.SUPPLIED, by)
 
     @property
     def declared(self) -> bool:
@@ -211,6 +220,10 @@ class Environment:
     conda_variants: tuple[PythonDistribution, ...] = ()
     """Variant wheels installed as conda packages (``variant-bridge convert``): conda packages,
     listed for what they are, never exported as wheels."""
+    lockfile: str | None = None
+    """The pixi.lock that was read, as a path."""
+    lock_environment: str | None = None
+    """The pixi.lock environment read, as named (``None``: ``default``)."""
     rocm: Toolkit | None = None
     """The ROCm runtime: ``rocm-core`` in the prefix or lock, ``--target rocm_version``, the AMD
     provider's variable, or this machine's ROCm (``/opt/rocm/.info/version``)."""

@@ -439,10 +439,10 @@ def target_environment(
     if python.implementation == "cpython":
         values["implementation_name"] = "cpython"
         values["platform_python_implementation"] = "CPython"
-    if python.version.count(".") >= 2:
-        values["python_full_version"] = python.version
+    if len(python.version.release) >= 3:
+        values["python_full_version"] = str(python.version)
         if python.implementation == "cpython":
-            values["implementation_version"] = python.version
+            values["implementation_version"] = str(python.version)
     return values
 
 

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from variant_bridge.cli._options import fetch_options
 from variant_bridge.cli._output import echo_json, json_option
 from variant_bridge.errors import VariantBridgeError
 
 if TYPE_CHECKING:
+    from variant_bridge.jobs.specs import FetchSpec
     from variant_bridge.release import CondaSide, WheelSide
     from variant_bridge.release_check import CheckReport, Finding
 
@@ -250,7 +252,7 @@ def _failure(error: VariantBridgeError, output: str) -> None:
     show_default=True,
     help="Exit 1 when a finding of this level or worse is made.",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Also print INFO findings.")
+@fetch_options()  # -v also prints INFO findings
 @click.option(
     "--format", "output", type=click.Choice(_FORMATS), default="text", show_default=True,
     help=(
@@ -272,7 +274,7 @@ def check(
     platforms: tuple[str, ...],
     download: bool,
     fail_on: str,
-    verbose: bool,
+    fetch: FetchSpec,
     output: str,
     as_json: bool,
 ) -> None:
@@ -302,8 +304,15 @@ def check(
         wheel_tags=wheel_tags, project=project, conda_name=conda_name, version=version,
         platforms=platforms, download=download,
     )  # fmt: skip
+    from variant_bridge.cli._fetching import echo_notes, reporter
+    from variant_bridge.jobs.context import open_downloads
+
+    verbose = fetch.verbose
     try:
-        report = run_check(request)
+        with open_downloads(fetch, reporter()) as downloads:  # an index URL's files, once
+            report = run_check(request, downloads)
+            if not fetch.quiet:
+                echo_notes(downloads.notes)
     except VariantBridgeError as e:
         _failure(e, output)
         raise
@@ -322,6 +331,6 @@ def check(
             }
         )
     else:
-        _echo(report, verbose)
+        _echo(report, fetch.verbose)
     if failed:
         raise click.exceptions.Exit(1)

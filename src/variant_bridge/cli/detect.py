@@ -7,13 +7,9 @@ from pathlib import Path
 
 import click
 
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._output import (
-    echo_environment,
-    echo_json,
-    environment_json,
-    json_option,
-)
+from variant_bridge.cli._options import environment_options
+from variant_bridge.cli._output import echo_environment, echo_json, environment_json, json_option
+from variant_bridge.jobs.specs import EnvironmentSpec
 
 __all__ = ["detect"]
 
@@ -30,7 +26,7 @@ __all__ = ["detect"]
     "(docs/clusters.md). Not with --prefix, --lockfile, --platform or --target.",
 )
 @json_option
-def detect(*, env_options: EnvironmentOptions, targets_file: Path | None, as_json: bool) -> None:
+def detect(*, environment: EnvironmentSpec, targets_file: Path | None, as_json: bool) -> None:
     """Show what an environment supports: its virtual packages, its solved CUDA toolkit, and the
     wheel-variant properties they allow, most preferred first, each with where it came from.
 
@@ -49,28 +45,29 @@ def detect(*, env_options: EnvironmentOptions, targets_file: Path | None, as_jso
       variant-bridge detect --targets nodes.yaml --json
     """
     # Heavy imports (rattler, archspec, the mapping tables) only once a command runs.
+    from variant_bridge.jobs.target import detect as detect_environment
     from variant_bridge.translate import supported_properties
 
     if targets_file is not None:
-        _detect_classes(targets_file, env_options, as_json=as_json)
+        _detect_classes(targets_file, environment, as_json=as_json)
         return
 
-    env = env_options.detect()
-    supported = supported_properties(env, policy=env_options.cuda_policy)
+    env = detect_environment(environment)
+    supported = supported_properties(env, policy=environment.cuda_policy)
     health = None
     if env.python_packages:  # a prefix's or lock's PyPI side: what `doctor` finds, cheaply
         from variant_bridge.jobs.doctor import health_of
 
-        lockfile, name = env_options.lockfile, env_options.environment
+        lockfile, name = environment.lockfile, environment.environment
         health = health_of(env, supported, lockfile=lockfile, environment=name)
     if as_json:
         echo_json(environment_json(env, supported, health))
     else:
-        locked = env_options.lockfile is not None
+        locked = environment.lockfile is not None
         echo_environment(env, supported, locked=locked, health=health)
 
 
-def _detect_classes(path: Path, env_options: EnvironmentOptions, *, as_json: bool) -> None:
+def _detect_classes(path: Path, environment: EnvironmentSpec, *, as_json: bool) -> None:
     """``detect --targets``: each node class's declared facts and what they support."""
     from variant_bridge.cli import CliError
     from variant_bridge.detect.targets_file import node_environments, read_targets_file
@@ -80,11 +77,11 @@ def _detect_classes(path: Path, env_options: EnvironmentOptions, *, as_json: boo
     given = [
         option
         for option, value in (
-            ("--prefix", env_options.prefix),
-            ("--lockfile", env_options.lockfile),
-            ("--environment", env_options.environment),
-            ("--platform", env_options.platform),
-            ("--target", env_options.targets),
+            ("--prefix", environment.prefix),
+            ("--lockfile", environment.lockfile),
+            ("--environment", environment.environment),
+            ("--platform", environment.platform),
+            ("--target", environment.targets),
         )
         if value
     ]
@@ -98,7 +95,7 @@ def _detect_classes(path: Path, env_options: EnvironmentOptions, *, as_json: boo
     except InvalidTarget as e:
         raise CliError(str(e)) from e
     reports = [
-        (node, env, supported_properties(env, policy=env_options.cuda_policy))
+        (node, env, supported_properties(env, policy=environment.cuda_policy))
         for node, env in classes
     ]
     if as_json:

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._options import environment_options
 from variant_bridge.cli._output import echo_findings, echo_json, health_json, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.health import HealthReport
     from variant_bridge.jobs.doctor import Examined
+    from variant_bridge.jobs.specs import EnvironmentSpec
 
 __all__ = ["doctor"]
 
@@ -81,7 +82,7 @@ def _json(examined: Examined) -> dict[str, Any]:
     "lives in, --prefix or $CONDA_PREFIX, if any. Not with --lockfile.",
 )
 @json_option
-def doctor(*, env_options: EnvironmentOptions, python: str | None, as_json: bool) -> None:
+def doctor(*, environment: EnvironmentSpec, python: str | None, as_json: bool) -> None:
     """Examine an environment's PyPI side against its conda side and the machine, and print one
     line per finding with the command that fixes it:
 
@@ -103,24 +104,25 @@ def doctor(*, env_options: EnvironmentOptions, python: str | None, as_json: bool
       variant-bridge doctor --lockfile pixi.lock -e cuda
     """
     from variant_bridge.jobs.doctor import examine_environment, prefix_of
+    from variant_bridge.jobs.target import detect
 
     if python is not None:
-        if env_options.lockfile is not None:
+        if environment.lockfile is not None:
             raise click.UsageError("--python and --lockfile cannot be used together; pick one.")
-        if env_options.prefix is None:  # a conda env's own python: read its prefix too
-            env_options = replace(env_options, prefix=prefix_of(python))
-    env = env_options.detect()
-    if python is None and env.prefix is None and env_options.lockfile is None:
+        if environment.prefix is None:  # a conda env's own python: read its prefix too
+            environment = replace(environment, prefix=prefix_of(python))
+    env = detect(environment)
+    if python is None and env.prefix is None and environment.lockfile is None:
         raise click.UsageError(
             "Nothing to examine: pass --prefix, --lockfile or --python (or activate a conda "
             "environment)."
         )
     examined = examine_environment(
         env,
-        policy=env_options.cuda_policy,
+        policy=environment.cuda_policy,
         python=python,
-        lockfile=env_options.lockfile,
-        environment=env_options.environment,
+        lockfile=environment.lockfile,
+        environment=environment.environment,
     )
     report = examined.report
     if as_json:

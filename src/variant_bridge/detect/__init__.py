@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,7 @@ def detect_environment(
     targets: Mapping[str, str] | Iterable[str] = (),
     env: Mapping[str, str] | None = None,
     strict: bool = False,
+    machine: Sequence[VirtualPackage] | None = None,
 ) -> Environment:
     """Build the snapshot of one target environment.
 
@@ -85,6 +86,10 @@ def detect_environment(
     :param strict: use nothing of this machine's (semantics.md §11): the virtual packages are
         the declared ones over pixi's documented platform defaults, never detected; a platform or
         Python that would be this machine's is an error.
+    :param machine: this machine's virtual packages as a host supplies them (a conda plugin:
+        conda's own, ``Source.supplied("conda")``), used instead of rattler's detection;
+        declarations and override variables still win, and for another platform (or *strict*)
+        neither is used.
     :raises InvalidTarget: invalid targets/overrides, conflicting options, a declared toolkit
         conda could not solve beside the driver.
     :raises DetectionError: the machine, prefix or lock file cannot be read; with *strict*, a
@@ -159,6 +164,7 @@ def detect_environment(
         measure=result.platform == host and not read.lock_declared and not strict,
         lock_declared=read.lock_declared,
         notes=notes,
+        machine=machine,
     )
     if declared.get("python"):
         result = replace(result, python=declared["python"], python_source=Source.TARGET)
@@ -307,6 +313,8 @@ def _from_lockfile(
         origin=locked.origin,
         platform_source=Source.LOCKFILE,
         python_source=Source.LOCKFILE if locked.python else None,
+        lockfile=str(lockfile),
+        lock_environment=environment,
     )
     chosen_by = None if platform or target_platform else "the locked platform"
     return _Read(result, chosen_by, _parse_declared(locked.declared_virtual_packages, notes))
@@ -387,6 +395,7 @@ def _virtual_packages(
     measure: bool,
     lock_declared: tuple[VirtualPackage, ...],
     notes: list[str],
+    machine: Sequence[VirtualPackage] | None = None,
 ) -> tuple[VirtualPackage, ...]:
     """The declared facts over a base: this machine's detection when *measure*, else the lock's
     declarations (pixi.lock v7 ``platforms:``) completed by pixi's platform defaults."""
@@ -396,7 +405,9 @@ def _virtual_packages(
         platform_defaults,
     )
 
-    if measure:
+    if measure and machine is not None:
+        base = tuple(machine)
+    elif measure:
         cuda = decided.get("__cuda")
         base = detect_virtual_packages(cuda=None if cuda is None else (cuda.value or ""))
     else:

@@ -93,22 +93,23 @@ def detect_virtual_packages(*, cuda: str | None = None) -> tuple[VirtualPackage,
         driver probe; ``None`` detects it.
     :raises DetectionError: rattler could not detect.
     """
-    import rattler
+    from variant_bridge.detect._rattler import native
 
-    overrides = rattler.VirtualPackageOverrides()
+    rattler = native()  # the extension alone: `import rattler` would load all of py-rattler
+    overrides = rattler.PyVirtualPackageOverrides.none()
     if cuda is not None:
-        overrides.cuda = rattler.Override.string(cuda)
+        overrides.cuda = rattler.PyOverride.string(cuda)
     try:
-        detected = rattler.VirtualPackage.detect(overrides)
+        detected = rattler.PyVirtualPackage.detect(overrides, None)
     except Exception as e:  # rattler's DetectVirtualPackageError has no importable base
         raise DetectionError(f"could not detect this machine's virtual packages: {e}") from e
     packages = []
     for vp in detected:
-        generic = vp.into_generic()
+        generic = vp.as_generic()
         packages.append(
             VirtualPackage(
                 generic.name.normalized,
-                str(generic.version),
+                generic.version.as_str(),
                 str(generic.build_string),
                 Source.DETECTED,
             )

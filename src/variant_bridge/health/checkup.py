@@ -46,7 +46,7 @@ def marker_environment(env: Environment) -> dict[str, str]:
     """The PEP 508 marker values of *env*'s interpreter (its Python version left out when the
     environment does not say it: a marker using it then cannot be decided, never this machine's
     answer)."""
-    environment = target_environment(env, TargetPython(env.python or "0.0"))
+    environment = target_environment(env, TargetPython.parse(env.python or "0.0"))
     if env.python is None:
         del environment["python_version"]
     return environment

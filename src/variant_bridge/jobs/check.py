@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
+from variant_bridge.indexes import Downloads
 from variant_bridge.maintainer import conda_inputs
 from variant_bridge.maintainer.conda_inputs import one_package
 from variant_bridge.maintainer.conda_side import conda_builds
@@ -122,15 +123,16 @@ def _on_platforms(side: WheelSide, platforms: tuple[str, ...]) -> WheelSide:
     return replace(side, variants=tuple(variants))
 
 
-def run_check(request: CheckRequest) -> CheckReport:
-    """Read both sides and compare them.
+def run_check(request: CheckRequest, downloads: Downloads | None = None) -> CheckReport:
+    """Read both sides and compare them; a wheels folder's or index URL's files through the
+    command's *downloads* (cache, ``--verbose``, deadlines; ``None``: a temporary one).
 
     :raises ReleaseInputError, InvalidArchList, InvalidMetadata, IndexReadError: bad input.
     """
     target = WheelTarget(platform=request.render_platforms[0])
     wheels = read_wheel_side(
         request.wheels, project=request.project, version=request.version, target=target,
-        download=request.download,
+        download=request.download, downloads=downloads,
     )  # fmt: skip
     wheels = _on_platforms(with_tags(wheels, request.wheel_tags), request.platforms)
     conda = read_conda_side(request, project=wheels.project)

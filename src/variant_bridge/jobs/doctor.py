@@ -27,8 +27,9 @@ from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate.supported import SupportedProperties
 
 if TYPE_CHECKING:
-    from variant_bridge.indexes import Downloads, IndexSource, IndexStrategy
+    from variant_bridge.indexes import Downloads, IndexSource
     from variant_bridge.install import Installer, InstallResult
+    from variant_bridge.jobs.context import Sources
     from variant_bridge.jobs.select import PackageChoice
 
 __all__ = [
@@ -162,7 +163,7 @@ def _with_interpreter(env: Environment, python: str) -> tuple[Environment, Targe
     examined = replace(
         env,
         python_packages=tuple(sorted(dists.values(), key=lambda d: d.name.lower())),
-        python=target.version,
+        python=str(target.version),
         python_source=Source.DETECTED,
         notes=(*env.notes, *notes),
     )
@@ -293,19 +294,19 @@ def _changes(
 
 def fix(
     examined: Examined,
-    sources: Sequence[IndexSource],
+    sources: Sources | Sequence[IndexSource],
     downloads: Downloads,
     *,
     installer: Installer | None = None,
     require_hashes: bool = True,
-    strategy: IndexStrategy | None = None,
     dry_run: bool = False,
 ) -> FixResult:
     """Re-select every package the report's fixes re-install (``name==version``: the build
     changes, never the version) for the environment examined, and install the tree ``select``
     chooses, exactly as ``install`` does: each file hash-checked before anything is installed.
 
-    :param sources: where to look (e.g. :func:`origin_sources` plus the index the user names).
+    :param sources: where to look (e.g. :func:`origin_sources` plus the index the user names),
+        in uv's order; a plain sequence is consulted with the ``first-index`` strategy.
     :param dry_run: fetch and check the files, install nothing.
     :raises InstallError: there is no interpreter (a lock), a package has no compatible wheel, a
         hash mismatch, or the installer failed; :raises InvalidTarget: no source;
@@ -313,10 +314,12 @@ def fix(
         unreachable source.
     """
     from variant_bridge.errors import InstallError
-    from variant_bridge.indexes import IndexStrategy
     from variant_bridge.install import install, read_state
+    from variant_bridge.jobs.context import Context, Sources
     from variant_bridge.jobs.install import plan
-    from variant_bridge.jobs.select import Target, parse_requests, select
+    from variant_bridge.jobs.select import parse_requests, select
+    from variant_bridge.jobs.specs import FetchSpec
+    from variant_bridge.jobs.target import Target
 
     requests = examined.report.reinstall()
     if not requests:
@@ -330,15 +333,10 @@ def fix(
     target = Target(examined.env, python, examined.supported)
     state = None if dry_run else read_state(python.executable)
     installed = state.distributions.values() if state is not None else examined.env.python_packages
-    choices = select(
-        parse_requests(requests),
-        sources,
-        target,
-        downloads,
-        fetch_chosen=True,
-        strategy=strategy or IndexStrategy.FIRST_INDEX,
-        installed=installed,
-    )
+    if not isinstance(sources, Sources):
+        sources = Sources(tuple(sources))
+    ctx = Context(sources, downloads, target, FetchSpec(require_hashes=require_hashes))
+    choices = select(parse_requests(requests), ctx, fetch_chosen=True, installed=installed)
     install_plan = plan(
         choices,
         python=python,

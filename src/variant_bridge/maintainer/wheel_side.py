@@ -82,7 +82,7 @@ def evidence_for(
     """The toolkit evidence of one variant from its ``Requires-Dist``, and why it may be
     incomplete (lines that cannot be evaluated, names-table gaps)."""
     platform, python = _target(files, default)
-    environment = target_environment(Environment(platform=platform), TargetPython(python))
+    environment = target_environment(Environment(platform=platform), TargetPython.parse(python))
     evaluated = evaluate_dependencies(requires_dist, environment, VariantValues.of(description))
     found = toolkit_evidence(description, [d.requirement for d in evaluated.applying])
     return found, evaluated.problems + found.gaps

@@ -35,6 +35,7 @@ from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, PythonDistribution, Toolkit
+from variant_bridge.errors import InvalidTarget
 from variant_bridge.mappings import MappingTables, NameMapping, load_tables
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.platform_tags import TargetPython
@@ -382,9 +383,12 @@ def installed_toolkit(
     if description is None or description.is_null:
         return None
     tables = tables if tables is not None else load_tables()
-    python = TargetPython(env.python or "0.0")
+    try:
+        python = TargetPython.parse(env.python or "0.0")
+    except InvalidTarget:
+        python = TargetPython.parse("0.0")  # unreadable: as unknown
     environment = target_environment(env, python, tables=tables)
-    if env.python is None:
+    if python.version.release == (0, 0):
         del environment["python_version"]  # unknown: a marker using it is a problem, not 0.0
     evaluated = evaluate_dependencies(dist.requires, environment, VariantValues.of(description))
     found = toolkit_evidence(
