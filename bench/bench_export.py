@@ -8,7 +8,7 @@ records shaped like the ones rattler and conda write (60 files each, with ``path
 from an HTTPS URL (``variant.json`` + ``direct_url.json`` with its hash). Then times, in the same
 process and interleaved:
 
-- export: ``jobs.export.prepare_export(ExportRequest(ExportSource(prefix=...)))`` + rendering
+- export: ``Context.open(..., EnvironmentSpec(prefix=...))`` + ``prepare_export`` + rendering
   environment.yml and pixi.toml (detection, history, origins, translation, the model, both texts);
 - baseline: ``rattler.PrefixRecord.from_path`` over the same ``conda-meta/*.json`` files.
 
@@ -147,17 +147,25 @@ def main() -> None:
 
     import rattler
 
-    from variant_bridge.export import render
-    from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+    from variant_bridge.export import ExportModel, render
+    from variant_bridge.jobs.context import Context
+    from variant_bridge.jobs.export import ExportRequest, prepare_export
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec
 
     with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
         prefix = build_prefix(Path(tmp), args.records, args.dists)
         paths = sorted((prefix / "conda-meta").glob("*.json"))
 
-        request = ExportRequest(ExportSource(prefix=prefix), environ=OVERRIDES)
+        environment = EnvironmentSpec(prefix=prefix, environ=OVERRIDES)
+        fetch = FetchSpec(no_cache=True)
+
+        def prepared() -> ExportModel:
+            # What `export` runs: its context (detection reads the prefix) and the model.
+            with Context.open(None, environment, fetch) as ctx:
+                return prepare_export(ExportRequest(), ctx)
 
         def export() -> None:
-            model = prepare_export(request)
+            model = prepared()
             render(model, "environment-yml")
             render(model, "pixi-toml")
 
@@ -172,7 +180,7 @@ def main() -> None:
         for _ in range(args.repeats):  # interleaved, so drift hits both alike
             ours += median_seconds(export, 1)
             theirs += median_seconds(baseline, 1)
-        model = prepare_export(request)
+        model = prepared()
         update_ratio = _update(model, args.repeats)
         ours_median = statistics.median(ours)
         theirs_median = statistics.median(theirs)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from variant_bridge import _archspec
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.gfx_archs import ISA_SHAPE
 
 __all__ = [
     "CONDA_BUILTIN",
@@ -118,6 +119,11 @@ VERSION_SHAPES: dict[str, VersionShape] = {
     "__osx": VersionShape(_version("{0,2}"), "a macOS version like 13.0", "macOS"),
     "__win": VersionShape(
         _version("{0,3}", digits=9), "a Windows version like 10.0.22631", "Windows"
+    ),
+    # rattler: __amdgpu is presence only (always 0); __amdgpu_arch is the ISA, three decimals.
+    "__amdgpu": VersionShape(re.compile("0"), "0 (an AMD GPU is present)", "AMD GPU"),
+    "__amdgpu_arch": VersionShape(
+        ISA_SHAPE, "an AMD GPU ISA like 9.4.2 (major.minor.stepping, decimal)", "AMD GPU"
     ),
 }
 """Version shapes of the virtual packages whose version is a fact (``__archspec`` carries its

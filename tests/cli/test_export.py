@@ -21,6 +21,7 @@ from click.testing import CliRunner, Result
 from tests.cli.conftest import Cli
 from tests.export.conftest import OVERRIDES, ExportWorld, build_export_world
 from tests.worlds.channel import Channel
+from tests.worlds.index_server import IndexServer
 from variant_bridge.cli import _Group, main
 from variant_bridge.cli.export import export as export_command
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
@@ -964,3 +965,54 @@ def test_copies_beside_the_manifest_are_announced_and_no_copy_pins_the_originals
     assert data["pypi-dependencies"]["tinyvar"] == {"path": str(world.installed["tinyvar"])}
     digest = hashlib.sha256(world.installed["tinyvar"].read_bytes()).hexdigest()
     assert f"variant cu126, sha256={digest}" in other.read_text()
+
+
+def _whole_files(index: IndexServer) -> list[str]:
+    """The files the index served whole (range reads of a wheel's members left out)."""
+    return [r.path for r in index.requests if r.path.startswith("/files/") and not r.range]
+
+
+def test_each_file_is_fetched_once_from_the_index_select_would_use(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    # Two indexes with the same wheels: as uv and select, --extra-index-url wins over
+    # --index-url (first-index), and a wheel fetched to compare its RECORD (tinyvar: installed
+    # from find-links, no hash recorded) is the file copied next to the export.
+    with IndexServer(world.wheels) as main_index, IndexServer(world.wheels) as extra:
+        out = tmp_path / "environment.yml"
+        given = ["--index-url", main_index.url, "--extra-index-url", extra.url]
+        result = cli("export", "--prefix", str(world.prefix), *given, "-o", str(out), "--json",
+                     "--cache-dir", str(tmp_path / "cache"), env=OVERRIDES)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        fetched = _whole_files(extra)
+        assert sorted(set(fetched)) == sorted(fetched)  # no file twice
+        tinyvar = world.installed["tinyvar"].name
+        assert f"/files/{tinyvar}" in fetched
+        assert main_index.requests == []  # the extra index has both projects
+        pinned = {w["name"]: w["url"] for w in json.loads(result.stdout)["variant_wheels"]}
+        assert pinned["tinyvar"] == extra.file_url(tinyvar)
+        assert (out.parent / "variant-wheels" / "tinyvar-1.0-py3-none-any.whl").read_bytes() == (
+            world.installed["tinyvar"].read_bytes()
+        )
+
+        # The same export again: every wheel comes from the cache.
+        before = len(extra.requests)
+        again = cli("export", "--prefix", str(world.prefix), *given, "-o", str(out), "--force",
+                    "--cache-dir", str(tmp_path / "cache"), env=OVERRIDES)  # fmt: skip
+        assert again.exit_code == 0, again.stderr
+        assert [r for r in extra.requests[before:] if r.path.startswith("/files/") and not r.range
+                and r.path.endswith(".whl")] == []  # fmt: skip
+
+
+def test_verbose_lists_the_lookups_and_quiet_silences_the_notes(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    with IndexServer(world.wheels) as index:
+        base = ["export", "--prefix", str(world.prefix), "--index-url", index.url, "--no-cache"]
+        verbose = cli(*base, "-v", env=OVERRIDES)
+        assert verbose.exit_code == 0, verbose.stderr
+        assert f"GET {index.url}tinyvar/" in verbose.stderr.splitlines()
+        quiet = cli(*base, "-q", env=OVERRIDES)
+        assert quiet.exit_code == 0, quiet.stderr
+        assert "note:" not in quiet.stderr
+        assert "GET " not in quiet.stderr

@@ -22,6 +22,7 @@ from tests.export.conftest import (
     SOLVE_VIRTUAL_PACKAGES,
     UV,
     ExportWorld,
+    export_context,
     export_prefix,
     installed_label,
 )
@@ -29,7 +30,7 @@ from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.environment import Source
 from variant_bridge.export import environment_yml, pixi_toml, render
-from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+from variant_bridge.jobs.export import ExportRequest, prepare_export
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -120,9 +121,8 @@ def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
     export_world: ExportWorld,
 ) -> None:
     from_prefix = export_prefix(export_world)
-    from_lock = prepare_export(
-        ExportRequest(ExportSource(lockfile=export_world.lockfile), environ=OVERRIDES)
-    )
+    with export_context(lockfile=export_world.lockfile) as ctx:
+        from_lock = prepare_export(ExportRequest(), ctx)
     prefix_yml = environment_yml.to_dict(from_prefix)
     lock_yml = environment_yml.to_dict(from_lock)
     assert prefix_yml["channels"] == lock_yml["channels"]

@@ -45,7 +45,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def _solve(world: tuple[Path, Path], lock: Path) -> Any:
     conda, wheels = world
     return Cli()("solve", "gpulib", "plainpkg", "python", "-f", str(wheels), "-c", str(conda),
-                 "--strict", "--platform", "linux-64", *MACHINE, "--lockfile", str(lock))  # fmt: skip
+                 "--strict", "--platform", "linux-64", *MACHINE, "--write-lock", str(lock))  # fmt: skip
 
 
 def test_the_lock_names_standard_files_with_hashes_and_its_indexes(

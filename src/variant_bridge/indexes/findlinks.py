@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import zipfile
 from dataclasses import replace
-from email.parser import BytesHeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from variant_bridge.errors import IndexReadError
+from variant_bridge.indexes._headers import Headers
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
 from variant_bridge.indexes.simple import parse_links_page
@@ -48,7 +48,7 @@ def wheel_requires_python(path: Path) -> str | None:
             ]
             if not names:
                 raise ValueError("no *.dist-info/METADATA inside")
-            headers = BytesHeaderParser().parsebytes(zf.read(names[0]))
+            headers = Headers(zf.read(names[0]).decode("utf-8", "surrogateescape"))
     except (zipfile.BadZipFile, OSError, KeyError) as e:
         raise ValueError(f"not a readable wheel ({e})") from e
     value = headers.get("Requires-Python")

@@ -12,6 +12,7 @@ before the first package is written. The channel is then indexed with ``rattler.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -20,6 +21,7 @@ from variant_bridge._values import value
 from variant_bridge.errors import SolveError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Downloads, url_to_path
+from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of, require_wheels
 from variant_bridge.mappings import load_tables
 from variant_bridge.solve.channel import add_package_records, index_conda_packages
@@ -53,46 +55,45 @@ def _wheel_files(gathered: list[Gathered], downloads: Downloads) -> dict[str, Pa
     return found
 
 
-def convert_wheels(request: IndexRequest) -> ConvertReport:
-    """Convert the request's wheels into conda packages in ``request.channel``.
+def convert_wheels(request: IndexRequest, ctx: Context) -> ConvertReport:
+    """Convert the request's wheels (from the context's sources and the files named) into conda
+    packages in ``request.channel``, for the context's target platform; remote wheels are
+    fetched through its downloads (once: the file hashed is the file converted).
 
     :raises SolveError: nothing to convert, an unreadable wheel, a requirement conda cannot
         express, rattler cannot index.
     :raises UnsafeArchive: a wheel with a path outside its root or over a zip cap (nothing is
         written then).
     """
-    if not request.sources and not request.files:
+    if not ctx.sources and not request.files:
         raise SolveError("nothing to convert: pass wheel files or directories")
-    local = IndexRequest(
-        request.channel, request.subdir, request.sources, request.files, request.projects,
-        request.encoding, request.form, copy=False, index_conda=True,
-    )  # fmt: skip
+    subdir = ctx.target.env.platform
+    local = replace(request, copy=False, index_conda=True)
     tables = load_tables()
     written: list[Path] = []
     listed: dict[str, dict[str, object]] = {}
-    with Downloads.temporary() as downloads:
-        gathered, _ = gather(local, downloads)
-        require_wheels(gathered, "converted")
-        projects = sorted({one.release.project for one in gathered})
-        names = {p: conda_name(p, tables) for p in projects}
-        releases = records_of(gathered, local, tables=tables, conda_names=names)
-        wheels = _wheel_files(gathered, downloads)
-        for path in dict.fromkeys(wheels.values()):
-            check_wheel(path)  # every wheel, before the first package is written
-        for release in releases:
-            for record in release.records:
-                data = record.record
-                url = str(data["url"])
-                tags = WheelFilename.parse(record.filename).tags
-                pure = all(t.platform == "any" for t in tags)
-                package = CondaPackage(
-                    str(data["name"]), str(data["version"]), str(data["build"]),
-                    int(data["build_number"]), "noarch" if pure else request.subdir,
-                    tuple(data["depends"]),
-                )  # fmt: skip
-                path, entry = write_conda_package(wheels[url], package, request.channel)
-                written.append(path)
-                listed[f"{package.subdir}/{path.name}"] = entry
+    gathered, _ = gather(local, ctx)
+    require_wheels(gathered, "converted")
+    projects = sorted({one.release.project for one in gathered})
+    names = {p: conda_name(p, tables) for p in projects}
+    releases = records_of(gathered, local, subdir, tables=tables, conda_names=names)
+    wheels = _wheel_files(gathered, ctx.downloads)
+    for path in dict.fromkeys(wheels.values()):
+        check_wheel(path)  # every wheel, before the first package is written
+    for release in releases:
+        for record in release.records:
+            data = record.record
+            url = str(data["url"])
+            tags = WheelFilename.parse(record.filename).tags
+            pure = all(t.platform == "any" for t in tags)
+            package = CondaPackage(
+                str(data["name"]), str(data["version"]), str(data["build"]),
+                int(data["build_number"]), "noarch" if pure else subdir,
+                tuple(data["depends"]),
+            )  # fmt: skip
+            path, entry = write_conda_package(wheels[url], package, request.channel)
+            written.append(path)
+            listed[f"{package.subdir}/{path.name}"] = entry
     if not written:
         raise SolveError("no wheels found to convert")
     # Listed from what was written: rattler would read each package back whole to index it.

@@ -1,4 +1,4 @@
-"""The pixi.toml beside a pixi.lock that ``solve --lockfile`` wrote: a manifest the lock satisfies.
+"""The pixi.toml beside a pixi.lock that ``solve --write-lock`` wrote, which the lock satisfies.
 
 pixi re-solves a lock whose manifest asks for something else, so the manifest states what the lock
 holds: its channels, every conda package pinned to the locked build, every wheel pinned to its
@@ -17,9 +17,13 @@ from pathlib import Path
 
 from variant_bridge.environment import Environment
 from variant_bridge.errors import ExportError, SolveError
-from variant_bridge.export import IndexOptions, render, update_manifest, write_export
+from variant_bridge.export import render, update_manifest, write_export
 from variant_bridge.export.model import PlatformDeclaration
-from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+from variant_bridge.indexes import Downloads
+from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.jobs.export import ExportRequest, prepare_export
+from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
+from variant_bridge.jobs.target import Target
 
 __all__ = ["MANIFEST", "write_lock_manifest"]
 
@@ -46,26 +50,31 @@ def _declaration(env: Environment, subdir: str) -> PlatformDeclaration:
 
 
 def write_lock_manifest(
-    lockfile: Path, env: Environment, index_urls: Sequence[str], find_links: Sequence[str]
+    lockfile: Path,
+    env: Environment,
+    index_urls: Sequence[str],
+    find_links: Sequence[str],
+    downloads: Downloads,
 ) -> Path:
     """Write (or update) the pixi.toml beside *lockfile*; returns its path.
 
     :param env: what the solve declared (the lock platform's virtual packages).
     :param find_links: as the lock names them (relative to its folder, absolute, or URLs).
+    :param downloads: the solve's (the lock's wheels are its files: nothing is fetched again).
     :raises SolveError: the manifest cannot be read, edited or written (naming it).
     """
     folder = lockfile.absolute().parent
     links = tuple(f if "://" in f else os.path.normpath(folder / f) for f in find_links)
     request = ExportRequest(
-        ExportSource(lockfile=lockfile),
-        indexes=IndexOptions(None, tuple(index_urls), links),
         every_wheel=True,  # each wheel pinned to its locked file, as the lock has it
-        producer="variant-bridge solve --lockfile",
+        producer="variant-bridge solve --write-lock",
         project_dir=folder,
     )
     manifest = folder / MANIFEST
     try:
-        model = prepare_export(request)
+        sources = Sources.of(SourceSpec(find_links=links, extra_index_urls=tuple(index_urls)))
+        target = Target.of(EnvironmentSpec(lockfile=lockfile))
+        model = prepare_export(request, Context(sources, downloads, target, FetchSpec()))
         model = replace(
             model,
             platform_declaration=_declaration(env, model.platform),

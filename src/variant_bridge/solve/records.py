@@ -166,7 +166,9 @@ def _static(metadata: VariantMetadata | None) -> frozenset[str]:
 
 
 def _marker_environment(subdir: str, python: str | None, tables: MappingTables) -> dict[str, str]:
-    values = target_environment(Environment(subdir), TargetPython(python or "3.0"), tables=tables)
+    values = target_environment(
+        Environment(subdir), TargetPython.parse(python or "3.0"), tables=tables
+    )
     if python is None:  # unknown: a marker using it is a problem, not 3.0
         values.pop("python_version", None)
         values.pop("python_full_version", None)
