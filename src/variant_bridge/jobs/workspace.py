@@ -48,6 +48,7 @@ __all__ = [
     "copies_dir",
     "lock_advice",
     "open_environment",
+    "require_installed",
     "workspace_spec",
 ]
 
@@ -173,13 +174,7 @@ def add(
     :raises WorkspaceError: *env* is not installed (``pixi install`` first).
     :raises InstallError, SelectionError, ExportError: see the ``install`` and ``export`` jobs.
     """
-    if not env.installed:
-        raise WorkspaceError(
-            WorkspaceProblem.NOT_INSTALLED,
-            f"environment {env.name!r} is not installed yet ({_shown(env.prefix, env)} does not "
-            f"exist): run `pixi install{_flag(env.name)}` first; `pixi variant add` installs "
-            "into it",
-        )
+    require_installed(env)
     from variant_bridge.export import read_manifest
 
     manifest = env.workspace.manifest
@@ -206,6 +201,21 @@ def add(
             "installed)"
         ) from e
     return AddResult(ctx.target, prepared, installed, recorded, feature)
+
+
+def require_installed(env: WorkspaceEnvironment) -> WorkspaceEnvironment:
+    """*env*, which ``add`` installs into.
+
+    :raises WorkspaceError: it is not installed (``pixi install`` first).
+    """
+    if not env.installed:
+        raise WorkspaceError(
+            WorkspaceProblem.NOT_INSTALLED,
+            f"environment {env.name!r} is not installed yet ({_shown(env.prefix, env)} does not "
+            f"exist): run `pixi install{_flag(env.name)}` first; `pixi variant add` installs "
+            "into it",
+        )
+    return env
 
 
 def copies_dir(env: WorkspaceEnvironment) -> Path:

@@ -37,9 +37,10 @@ WORKSPACE_ENVIRONMENT = "variant_bridge.pixi.environment"
 """Key of :attr:`click.Context.meta`: the :class:`WorkspaceEnvironment` the command runs on."""
 
 # Options of the CLI's commands that name another environment than the workspace's; `add`
-# installs into the installed environment, on this machine.
+# installs into the installed environment, on this machine; `doctor` examines the environment's
+# own interpreter.
 _LEFT_OUT = frozenset({"prefix", "lockfile", "targets_file"})
-_LEFT_OUT_OF = {"add": frozenset({"platform", "strict"})}
+_LEFT_OUT_OF = {"add": frozenset({"platform", "strict"}), "doctor": frozenset({"python"})}
 
 _ENVIRONMENT_HELP = (
     "The environment to work on, as in pixi. Default: the one `pixi run`/`pixi shell` runs in "
@@ -140,7 +141,7 @@ def adapted(command: click.Command, name: str) -> click.Command:
     if name in _HELP:
         result.help = _HELP[name]
     assert command.callback is not None
-    result.callback = _on_workspace(command.callback, unset)
+    result.callback = _on_workspace(command.callback, unset, installs=name == "add")
     return result
 
 
@@ -151,7 +152,9 @@ def _not_given(param: click.Parameter) -> Any:
     return False if getattr(param, "is_flag", False) else None
 
 
-def _on_workspace(callback: Callable[..., Any], unset: dict[str, Any]) -> Callable[..., Any]:
+def _on_workspace(
+    callback: Callable[..., Any], unset: dict[str, Any], *, installs: bool
+) -> Callable[..., Any]:
     """*callback* with the hook set: the command's environment option group (which takes
     ``-e``) builds its spec through :func:`_complete`."""
 
@@ -161,18 +164,21 @@ def _on_workspace(callback: Callable[..., Any], unset: dict[str, Any]) -> Callab
         default_environment, default_manifest = ctx.meta.get(DEFAULTS, (None, None))
         manifest_path = kwargs.pop("manifest_path", None) or default_manifest
         ctx.meta[ENVIRONMENT_HOOK] = functools.partial(
-            _complete, manifest_path=manifest_path, default=default_environment
+            _complete, manifest_path=manifest_path, default=default_environment, installs=installs
         )
         return callback(**unset, **kwargs)
 
     return run
 
 
-def _complete(spec: Any, *, manifest_path: Path | None, default: str | None) -> Any:
-    """The hook: *spec* reading the workspace environment (notes on stderr)."""
-    from variant_bridge.jobs.workspace import open_environment, workspace_spec
+def _complete(spec: Any, *, manifest_path: Path | None, default: str | None, installs: bool) -> Any:
+    """The hook: *spec* reading the workspace environment (notes on stderr); a command that
+    *installs* needs it installed."""
+    from variant_bridge.jobs.workspace import open_environment, require_installed, workspace_spec
 
     env = open_environment(manifest_path=manifest_path, environment=spec.environment or default)
+    if installs:
+        require_installed(env)
     click.get_current_context().meta[WORKSPACE_ENVIRONMENT] = env
     completed = workspace_spec(spec, env)
     for note in completed.notes:
