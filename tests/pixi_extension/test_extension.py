@@ -333,3 +333,30 @@ def test_add_from_an_index_adds_it_as_an_extra_index(fresh: PixiWorkspace) -> No
         "path": "./variant-wheels/gpulib-1.0-py3-none-any.whl"
     }
     assert _installed_label(fresh.prefix("default")) == "cu126"
+
+
+def test_add_to_a_pyproject_workspace(fresh: PixiWorkspace) -> None:
+    """A pyproject.toml with [tool.pixi] is a workspace too; its other tables stay as they are."""
+    from tests.export.pixi_toml.test_schema import problems
+
+    pixi = fresh.manifest.read_text()
+    tables = "".join(
+        f"[tool.pixi.{line[1:]}\n" if line.startswith("[") else f"{line}\n"
+        for line in pixi.splitlines()
+    )
+    pyproject = fresh.root / "pyproject.toml"
+    original = f'[project]\nname = "proj"\nversion = "1.0"\n\n{tables}'
+    pyproject.write_text(original)
+    fresh.manifest.unlink()
+    result = pixi_variant(
+        "add", "gpulib", "-f", str(fresh.wheels), "-e", "legacy", cwd=fresh.subdir
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    after = pyproject.read_text()
+    _user_lines_kept(original, after)
+    data = tomlkit.parse(after).unwrap()
+    assert data["project"] == {"name": "proj", "version": "1.0"}
+    recorded = data["tool"]["pixi"]["feature"]["legacy"]["pypi-dependencies"]["gpulib"]
+    assert recorded == {"path": "./variant-wheels/legacy/gpulib-1.0-py3-none-any.whl"}
+    assert problems(tomlkit.dumps(data["tool"]["pixi"])) == []
+    assert _installed_label(fresh.prefix("legacy")) == "cu124"
