@@ -141,7 +141,8 @@ def test_pixi_variant_is_documented() -> None:
     for name, command in _pixi_commands():
         assert f"pixi variant {name}" in section, name
         assert f"`pixi variant {name}" in pixi_md, name
-        assert command.help and re.search(r"\x08\n\s*Examples:\n", command.help), name
+        assert command.help, name
+        assert re.search(r"\x08\n\s*Examples:\n", command.help), name
     # Every option of `add` (its own table) and pixi's two options everywhere.
     add = dict(_pixi_commands())["add"]
     add_section = section.split("### `pixi variant add`", 1)[1]
