@@ -118,3 +118,42 @@ def test_option_tables_are_the_commands_options() -> None:
     from tests.cli_tables import generate
 
     assert generate(CLI_MD) == CLI_MD, "refresh with: .venv/bin/python -m tests.cli_tables"
+
+
+# -- the pixi extension (docs/cli.md's `pixi-variant` section, docs/pixi.md) ---------------------
+
+
+def _pixi_section() -> str:
+    return CLI_MD.split("## `pixi-variant`", 1)[1]
+
+
+def _pixi_commands() -> list[tuple[str, click.Command]]:
+    from variant_bridge.pixi_extension import main as pixi_main
+
+    ctx = click.Context(pixi_main)
+    found = [(n, pixi_main.get_command(ctx, n)) for n in pixi_main.list_commands(ctx)]
+    return [(n, c) for n, c in found if c is not None]
+
+
+def test_pixi_variant_is_documented() -> None:
+    section = _pixi_section()
+    pixi_md = (ROOT / "docs" / "pixi.md").read_text()
+    for name, command in _pixi_commands():
+        assert f"pixi variant {name}" in section, name
+        assert f"`pixi variant {name}" in pixi_md, name
+        assert command.help, name
+        assert re.search(r"\x08\n\s*Examples:\n", command.help), name
+    # Every option of `add` (its own table) and pixi's two options everywhere.
+    add = dict(_pixi_commands())["add"]
+    add_section = section.split("### `pixi variant add`", 1)[1]
+    for option in options(add):
+        assert f"`{option}" in add_section, f"{option} of pixi variant add"
+    for option in ("-e", "--environment", "--manifest-path"):
+        assert f"`{option}" in section
+
+
+def test_readme_and_guide_link_the_pixi_page() -> None:
+    assert "docs/pixi.md" in README
+    assert "(pixi.md)" in (ROOT / "docs" / "index.md").read_text()
+    for tool in ("uv tool install", "pipx install", "pixi global install", "conda install"):
+        assert tool in README, tool

@@ -76,6 +76,8 @@ def loaded_after_import(modules: list[str]) -> set[str]:
     [
         # `variant-bridge --help` must not pay for rattler, archspec or the YAML tables.
         (["variant_bridge.cli"], {"rattler", "archspec", "yaml", "conda"}),
+        # So must `pixi variant --help` (the workspace is read only when a command runs).
+        (["variant_bridge.pixi_extension"], {"rattler", "archspec", "yaml", "conda", "tomlkit"}),
         # The facade and the value types import without any of the heavy dependencies.
         (["variant_bridge"], {"rattler", "archspec", "yaml", "click", "packaging"}),
         (

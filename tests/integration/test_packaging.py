@@ -1,7 +1,10 @@
-"""The project as users get it: the built wheel, the rattler-build recipe and the dev environment.
+"""The project as users get it: the built wheel and sdist, the rattler-build recipe (rendered with
+py-rattler-build for every platform users have) and the dev environment.
 
 The wheel is built offline (``python -m build --no-isolation`` with the test venv's hatchling), so
-this runs with no network, like the rest of the suite.
+this runs with no network, like the rest of the suite; CI's packaging step (``.ci/package``)
+builds isolated, installs with ``uv tool install`` and runs the same checks
+(:mod:`tests.integration.dists`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from tests.integration.dists import check_sdist, check_wheel, declared_entry_points, same_wheel
 from variant_bridge.mappings import TABLE_FILES as MAPPING_FILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,28 +65,39 @@ def recipe() -> dict[str, Any]:
     return yaml.safe_load(render(RECIPE.read_text(), raw["context"]))
 
 
+def build(out: Path, *what: str) -> Path:
+    """``python -m build --no-isolation *what`` of the project into *out* (offline)."""
+    pytest.importorskip("hatchling", reason="hatchling (test group) builds the wheel offline")
+    command = [sys.executable, "-m", "build", *what, "--no-isolation", "--outdir", str(out)]
+    proc = subprocess.run([*command, str(ROOT)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("hatchling", reason="hatchling (test group) builds the wheel offline")
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(out),
-            str(ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (built,) = out.glob("variant_bridge-*.whl")
+    (built,) = build(tmp_path_factory.mktemp("dist"), "--wheel").glob("variant_bridge-*.whl")
     return built
+
+
+@pytest.mark.slow
+def test_wheel_is_complete_and_carries_every_entry_point(wheel: Path) -> None:
+    """Every script and entry-point group of pyproject.toml (the CLI, the pixi extension,
+    variantlib's plugins, and conda's plugin group once it is declared), nothing from tests,
+    metadata that validates with license, URLs, classifiers and the README."""
+    assert check_wheel(wheel) == []
+    scripts = declared_entry_points()["console_scripts"]
+    assert scripts["pixi-variant"] == "variant_bridge.pixi_extension:run"
+
+
+@pytest.mark.slow
+def test_the_sdist_builds_the_same_wheel(wheel: Path, tmp_path: Path) -> None:
+    # `python -m build` without --wheel: the sdist, then the wheel built from it.
+    out = build(tmp_path, "--sdist", "--wheel")
+    (sdist,) = out.glob("variant_bridge-*.tar.gz")
+    (from_sdist,) = out.glob("variant_bridge-*.whl")
+    assert check_sdist(sdist) == []
+    assert same_wheel(from_sdist, wheel) == []
 
 
 @pytest.mark.slow
@@ -110,6 +125,46 @@ def test_wheel_declares_console_script_and_dependencies(wheel: Path) -> None:
     ]
     assert pyproject_requirements(requires) == pyproject_requirements(PROJECT["dependencies"])
     assert "Provides-Extra: maintainer" in metadata
+
+
+PLATFORMS = ("linux-64", "osx-arm64", "win-64")
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, dict[str, Any]]:
+    """The recipe as py-rattler-build renders it for each platform (one noarch output each)."""
+    rb = pytest.importorskip("rattler_build", reason="py-rattler-build (test group)")
+    outputs = {}
+    for platform in PLATFORMS:
+        config = rb.RenderConfig(platform=rb.PlatformConfig(target_platform=platform))
+        (item,) = rb.Stage0Recipe.from_file(str(RECIPE)).render(rb.VariantConfig(), config)
+        outputs[platform] = item.recipe.to_dict()
+    return outputs
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_recipe_renders_for_every_platform(
+    rendered: dict[str, dict[str, Any]], platform: str
+) -> None:
+    recipe = rendered[platform]
+    assert (recipe["package"]["name"], recipe["package"]["version"]) == (
+        PROJECT["name"],
+        PROJECT["version"],
+    )
+    assert recipe["build"]["noarch"] == "python"
+    run = [entry for entry in recipe["requirements"]["run"] if not entry.startswith("python ")]
+    assert conda_requirements(run) == pyproject_requirements(PROJECT["dependencies"])
+    # The CLI and the pixi extension as executables; conda's and variantlib's entry points come
+    # with the package's dist-info.
+    scripts = [f"{name} = {target}" for name, target in PROJECT["scripts"].items()]
+    assert recipe["build"]["python"]["entry_points"] == scripts
+    assert "pixi-variant --help" in str(recipe["tests"])
+    about = recipe["about"]
+    assert (about["license"], about["license_file"]) == (
+        PROJECT["license"],
+        PROJECT["license-files"],
+    )
+    assert about["homepage"] == PROJECT["urls"]["Homepage"]
 
 
 def test_recipe_run_requirements_match_pyproject(recipe: dict[str, Any]) -> None:

@@ -39,6 +39,7 @@ from variant_bridge.jobs.specs import (
 )
 
 __all__ = [
+    "ENVIRONMENT_HOOK",
     "PRIORITIES",
     "OptionGroup",
     "channel_options",
@@ -290,8 +291,17 @@ def _moved(old: str, new: str) -> Callable[[], click.Parameter]:
     return make
 
 
+ENVIRONMENT_HOOK = "variant_bridge.environment_spec"
+"""Key of :attr:`click.Context.meta`: a shell that reuses these commands (the pixi extension)
+puts a ``(EnvironmentSpec) -> EnvironmentSpec`` there, which completes the spec the options made
+(its workspace's prefix or lock) before the command runs."""
+
+
 def _environment_spec(**given: Any) -> EnvironmentSpec:
-    return EnvironmentSpec(**given)
+    spec = EnvironmentSpec(**given)
+    ctx = click.get_current_context(silent=True)
+    complete = ctx.meta.get(ENVIRONMENT_HOOK) if ctx is not None else None
+    return spec if complete is None else cast("EnvironmentSpec", complete(spec))
 
 
 def environment_options(

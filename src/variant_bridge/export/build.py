@@ -82,6 +82,7 @@ def build_export(
     producer: str = "variant-bridge export",
     extra_notes: Iterable[str] = (),
     strict_host_requirements: bool = False,
+    toolkit_only: bool = False,
 ) -> ExportModel:
     """The export of *env*.
 
@@ -90,11 +91,15 @@ def build_export(
     :param requested_specs: ``None`` exports every record; a sequence exports only these
         (``--from-history``).
     :param channel_order: channels in priority order as far as known (a lock file, history).
+    :param toolkit_only: of the conda side, only the toolkit pin (the manifest that made the
+        environment has the rest: ``pixi variant add``); *requested_specs* is not read.
     :raises ExportError: a wheel that must be pinned has no established origin and
         ``pinning.allow_unpinned`` is false; a requested spec does not parse.
     """
     channels = order_channels(env.conda_packages, channel_order)
     toolkit = toolkit_dependency(env)
+    if toolkit_only:
+        requested_specs = ()
     dependencies = conda_dependencies(env, requested_specs, pin=pinning.pin, toolkit=toolkit)
     host = wheel_host_requirements(env, channels)
     pip, pip_notes = _pip_requirements(env, origins, pinning, index_options)
@@ -103,7 +108,7 @@ def build_export(
     notes = [*host.notes, *pip_notes, *extra_notes]
     if any(p.names_variant_file for p in pip):
         notes.insert(0, VARIANT_FILENAMES_NOTE)
-    if requested_specs is not None and not requested_specs:
+    if requested_specs is not None and not requested_specs and not toolkit_only:
         notes.append("no requested specs were recorded: only the toolkit pin is exported")
     return ExportModel(
         name=name,

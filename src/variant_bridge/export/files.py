@@ -108,11 +108,14 @@ def read_manifest(path: str | os.PathLike[str]) -> str:
     return text
 
 
-def update_manifest_text(text: str, model: ExportModel, *, path: str) -> str:
-    """*text* of the pixi.toml or pyproject.toml at *path* with the export applied."""
+def update_manifest_text(
+    text: str, model: ExportModel, *, path: str, feature: str | None = None
+) -> str:
+    """*text* of the pixi.toml or pyproject.toml at *path* with the export applied (to
+    *feature*'s tables, see :func:`~variant_bridge.export.pixi_toml.update.apply`)."""
     from variant_bridge.export.pixi_toml.update import manifest_kind, update  # tomlkit
 
-    return update(text, model, kind=manifest_kind(path), path=path)
+    return update(text, model, kind=manifest_kind(path), path=path, feature=feature)
 
 
 def update_manifest(
@@ -121,10 +124,12 @@ def update_manifest(
     *,
     text: str | None = None,
     after_chunk: AfterChunk | None = None,
+    feature: str | None = None,
 ) -> UpdateResult:
     """Apply the export to an existing pixi.toml / pyproject.toml in place, atomically.
 
     :param text: the file's text as :func:`read_manifest` returned it; ``None`` reads it now.
+    :param feature: the pixi feature whose tables get the entries (``None``: the top level).
     :raises ExportError: the file is missing, not a regular file, unreadable, not TOML, or
         cannot be written.
     """
@@ -133,7 +138,7 @@ def update_manifest(
     target = Path(path)
     if text is None:
         text = read_manifest(target)
-    result = apply(text, model, kind=manifest_kind(str(target)), path=str(target))
+    result = apply(text, model, kind=manifest_kind(str(target)), path=str(target), feature=feature)
     if result.text == text:
         return UpdateResult(False, result.notes)
     write_export(target, result.text, force=True, after_chunk=after_chunk)

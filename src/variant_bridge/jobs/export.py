@@ -69,6 +69,9 @@ class ExportRequest:
         hash-checking mode (``run_export`` sets it for that format).
     :param strict_host_requirements: every host requirement a requirement, also those the
         receiving client cannot check by itself (``--strict-host-requirements``).
+    :param toolkit_only: of the conda side, only the CUDA toolkit pin: the manifest that made
+        the environment states the rest (``pixi variant add`` records the PyPI side it
+        installed, not the conda packages pixi did).
     """
 
     name: str | None = None
@@ -81,6 +84,7 @@ class ExportRequest:
     project_dir: Path | None = None
     hashes: bool = False
     strict_host_requirements: bool = False
+    toolkit_only: bool = False
 
     def __post_init__(self) -> None:
         # The file's own inputs are checked when the request is made: before anything is read.
@@ -97,6 +101,7 @@ class OutputConflict(enum.Enum):
     PYLOCK_WITHOUT_COPIES = "pylock without copies"
     PIN_FILENAMES_AND_WHEELS_DIR = "pin_filenames and wheels_dir"
     PYPROJECT_AS_OUTPUT = "pyproject.toml as output"
+    FEATURE_WITHOUT_UPDATE = "feature without update"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +112,8 @@ class ExportOutput:
     *pin_filenames* (or to stdout without *wheels_dir*) the file names the variant files
     themselves. A combination that cannot be written is refused when the value is made
     (:class:`~variant_bridge.errors.ConflictingOptions`, kind :class:`OutputConflict`: the
-    CLI's usage errors)."""
+    CLI's usage errors). With *update*, *feature* names the pixi feature whose tables get the
+    entries (``None``: the top level, pixi's default feature)."""
 
     format: ExportFormat = "environment-yml"
     path: Path | None = None
@@ -115,6 +121,7 @@ class ExportOutput:
     force: bool = False
     wheels_dir: Path | None = None
     pin_filenames: bool = False
+    feature: str | None = None
 
     def __post_init__(self) -> None:
         pylock = self.format == "pylock"
@@ -139,6 +146,9 @@ class ExportOutput:
             (self.path is not None and self.path.name == "pyproject.toml",
              OutputConflict.PYPROJECT_AS_OUTPUT,
              "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"),
+            (self.feature is not None and self.update is None,
+             OutputConflict.FEATURE_WITHOUT_UPDATE,
+             "a pixi feature is a table of a manifest: it needs --update"),
         )  # fmt: skip
         for broken, kind, text in rules:
             if broken:
@@ -221,6 +231,7 @@ def prepare_export(request: ExportRequest, ctx: Context) -> ExportModel:
         producer=request.producer,
         extra_notes=notes,
         strict_host_requirements=request.strict_host_requirements,
+        toolkit_only=request.toolkit_only,
     )
 
 
@@ -267,7 +278,7 @@ def run_export(
     if output.update is not None and output.copies_dir() is not None:
         assert manifest is not None
         # A dry run: a table of the wrong type fails here, before any wheel is copied.
-        update_manifest_text(manifest, model, path=str(output.update))
+        update_manifest_text(manifest, model, path=str(output.update), feature=output.feature)
     copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
     wheels_dir = output.copies_dir()
     if wheels_dir is not None:
@@ -284,7 +295,9 @@ def run_export(
     with copies as model:
         announced = tuple(a for a in (copies_announcement(model),) if a is not None)
         if output.update is not None:
-            updated = update_manifest(output.update, model, text=manifest, after_chunk=after_chunk)
+            updated = update_manifest(
+                output.update, model, text=manifest, after_chunk=after_chunk, feature=output.feature
+            )
             notes = (*model.notes, *updated.notes, *announced)
             return ExportResult(model, output.format, output.update, updated.changed, notes)
         if output.path is not None:

@@ -73,19 +73,37 @@ class ManifestUpdate:
     notes: tuple[str, ...] = ()
 
 
-def update(text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pixi.toml") -> str:
+def update(
+    text: str,
+    model: ExportModel,
+    *,
+    kind: ManifestKind,
+    path: str = "pixi.toml",
+    feature: str | None = None,
+) -> str:
     """*text* (a pixi.toml or a pyproject.toml) with the export applied (see :func:`apply`).
 
     :raises ExportError: see :func:`apply`.
     """
-    return apply(text, model, kind=kind, path=path).text
+    return apply(text, model, kind=kind, path=path, feature=feature).text
 
 
 def apply(
-    text: str, model: ExportModel, *, kind: ManifestKind, path: str = "pixi.toml"
+    text: str,
+    model: ExportModel,
+    *,
+    kind: ManifestKind,
+    path: str = "pixi.toml",
+    feature: str | None = None,
 ) -> ManifestUpdate:
     """*text* (a pixi.toml or a pyproject.toml) with the export applied (module docstring).
 
+    :param feature: the pixi feature whose tables get the environment's entries
+        (``[feature.<name>.pypi-dependencies]``, its ``pypi-options``, ``activation``,
+        ``system-requirements`` and ``target`` tables): an environment other than ``default``
+        is its features, and the top-level tables (the default feature) would change every
+        environment. Its driver floor goes to the feature's ``[system-requirements]``, never to
+        the workspace's platform entry, which every environment shares. ``None``: the top level.
     :raises ExportError: *text* is not TOML, a table we must edit has another type, the
         workspace does not list the exported platform and the platforms are the user's, or the
         wheels need a platform pixi cannot declare.
@@ -94,23 +112,31 @@ def apply(
     doc = parse(text, path=path)
     editor = _Editor(path, _prefix(kind), Judge(model))
     root = _pixi_root(doc, kind=kind, path=path)
-    rich = model.strict_host_requirements or _uses_rich_platforms(root)
+    if feature is None:
+        rich = model.strict_host_requirements or _uses_rich_platforms(root)
+    else:
+        rich = model.strict_host_requirements
     data = to_dict(model, rich=rich)
     workspace = editor.workspace(root, model, data, kind=kind)
-    if "system-requirements" in data or "system-requirements" in root:
-        editor.system_requirements(root, data.get("system-requirements", {}))
-    base, base_prefix = editor.pin_tables(root, workspace, model, data)
+    scope = root
+    if feature is not None:
+        features = editor.table(root, "feature", editor.prefix, super_table=True)
+        scope = editor.table(features, feature, f"{editor.prefix}feature.", super_table=True)
+        editor.prefix = f"{editor.prefix}feature.{feature}."
+    if "system-requirements" in data or "system-requirements" in scope:
+        editor.system_requirements(scope, data.get("system-requirements", {}))
+    base, base_prefix = editor.pin_tables(scope, workspace, model, data)
     reasons = comments(model)
     for name in ("dependencies", "pypi-dependencies"):
         wanted = data.get(name, {})
-        if base is not root:
+        if base is not scope:
             # A top-level entry of the user's applies on this platform too: it is judged, and
             # the export adds no target entry that would override it.
-            wanted = editor.judge_top_level(root, name, wanted)
+            wanted = editor.judge_top_level(scope, name, wanted)
         if wanted or name in base:
             editor.merge(base, name, wanted, reasons[name], prefix=base_prefix)
-    if "pypi-options" in data or "pypi-options" in root:
-        editor.options(root, data.get("pypi-options", {}))
+    if "pypi-options" in data or "pypi-options" in scope:
+        editor.options(scope, data.get("pypi-options", {}))
     editor.activation(base, activation(model, rich=rich), prefix=base_prefix)
     notes = [*editor.notes, *(f"{path}: {n}" for n in pixi_notes(model, rich=rich))]
     return ManifestUpdate(_spaced(tomlkit.dumps(doc), text), tuple(notes))
