@@ -85,3 +85,43 @@ def conda(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Conda]:
         for name in [n for n in sys.modules if _ours(n)]:
             del sys.modules[name]
         sys.modules.update(saved)
+
+
+@dataclass(frozen=True)
+class GpuWorld:
+    """A prefix as ``conda variant install`` leaves it: cuda-version 12.6 from a rattler-indexed
+    channel, a real interpreter, ``gpulib`` cu126 and its ``nvidia-cublas-cu12`` wheel installed
+    by the bridge from ``wheels`` (hash-checked, origins recorded)."""
+
+    channel: Any
+    wheels: Path
+    prefix: Path
+
+    def copy(self, tmp_path: Path) -> Path:
+        """A copy of the prefix to change (a conda install of another toolkit, a fix)."""
+        import shutil
+
+        copy = tmp_path / "env"
+        shutil.copytree(self.prefix, copy, symlinks=True)
+        return copy
+
+    def set_toolkit(self, prefix: Path, tmp_path: Path, toolkit: str) -> None:
+        """``conda install -p PREFIX cuda-version=TOOLKIT``, done by rattler."""
+        from tests.worlds.gpu_env import set_toolkit
+
+        set_toolkit(self.channel, prefix, tmp_path / "pkgs", toolkit)
+
+
+@pytest.fixture(scope="session")
+def gpu_world(tmp_path_factory: pytest.TempPathFactory) -> GpuWorld:
+    from tests.cli.conftest import run_script
+    from tests.worlds.gpu_env import gpu_channel, gpulib_wheels, make_env
+
+    root = tmp_path_factory.mktemp("conda-plugin-gpu")
+    channel = gpu_channel(root / "channel")
+    wheels = gpulib_wheels(root / "wheels")
+    prefix = make_env(channel, root / "a", "12.6")
+    result = run_script("install", "gpulib", "-f", str(wheels), "--prefix", str(prefix),
+                        env={"CONDA_OVERRIDE_CUDA": "12.9"})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return GpuWorld(channel, wheels, prefix)

@@ -19,7 +19,7 @@ def test_every_hook_is_one_of_condas_and_registers_cleanly(conda: Conda) -> None
     conda.manager.check_pending()  # a hookimpl without a conda spec would be reported here
     hooks = {impl.function.__name__ for caller in conda.manager.get_hookcallers(conda.hooks)
              for impl in caller.get_hookimpls() if impl.plugin is conda.hooks}  # fmt: skip
-    assert hooks == {"conda_subcommands", "conda_settings"}
+    assert hooks == {"conda_subcommands", "conda_environment_exporters", "conda_settings"}
 
 
 def test_the_results_are_condas_types_with_the_documented_fields(conda: Conda) -> None:
@@ -51,7 +51,8 @@ def test_settings_read_condarc_and_condas_variables(
 def test_fields_older_condas_lack_are_left_out(
     conda: Conda, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """conda before 26.x: subcommands without aliases. The same plugin still registers."""
+    """conda before 26.x: subcommands without aliases, no environment exporters at all. The
+    same plugin still registers and works."""
     types = sys.modules["conda.plugins.types"]
 
     @dataclasses.dataclass
@@ -62,8 +63,13 @@ def test_fields_older_condas_lack_are_left_out(
         configure_parser: object = None
 
     monkeypatch.setattr(types, "CondaSubcommand", OldSubcommand)
+    monkeypatch.delattr(types, "CondaEnvironmentExporter")
+    monkeypatch.delattr(types, "EnvironmentFormat")
     (variant,) = conda.manager.get_hook_results("subcommands")
     assert isinstance(variant, OldSubcommand)
+    # (conda's built-in stand-ins imported the type before; ours look it up and find none)
+    exporters = conda.manager.get_hook_results("environment_exporters")
+    assert [e.name for e in exporters if e.name.startswith("variant-")] == []
 
 
 def test_importing_the_hooks_loads_nothing_heavy() -> None:

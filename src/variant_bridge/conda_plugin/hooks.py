@@ -22,13 +22,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 hookimpl = cast("Callable[[F], F]", _hookimpl)  # conda's pluggy marker (conda is untyped)
 
 __all__ = [
+    "EXPORTERS",
     "SUBCOMMAND",
+    "conda_environment_exporters",
     "conda_settings",
     "conda_subcommands",
 ]
 
 SUBCOMMAND = "variant"
 """``conda variant ...`` (alias ``conda vb`` where conda supports aliases)."""
+EXPORTERS = ("variant-environment-yaml", "variant-pixi-toml", "variant-pylock")
+"""The ``conda export --format`` names (:mod:`.exporters` has their aliases and file names)."""
 
 
 def _variant(argv: tuple[str, ...]) -> int:
@@ -48,6 +52,13 @@ def conda_subcommands() -> Iterator[Any]:
         action=_variant,
         aliases=("vb",),
     )
+
+
+@hookimpl
+def conda_environment_exporters() -> Iterator[Any]:
+    from variant_bridge.conda_plugin.exporters import exporters
+
+    yield from exporters()
 
 
 @hookimpl
