@@ -19,12 +19,20 @@ def test_every_hook_is_one_of_condas_and_registers_cleanly(conda: Conda) -> None
     conda.manager.check_pending()  # a hookimpl without a conda spec would be reported here
     hooks = {impl.function.__name__ for caller in conda.manager.get_hookcallers(conda.hooks)
              for impl in caller.get_hookimpls() if impl.plugin is conda.hooks}  # fmt: skip
-    assert hooks == {"conda_subcommands", "conda_environment_exporters", "conda_settings"}
+    assert hooks == {
+        "conda_subcommands", "conda_health_checks", "conda_environment_exporters",
+        "conda_post_commands", "conda_settings",
+    }  # fmt: skip
 
 
 def test_the_results_are_condas_types_with_the_documented_fields(conda: Conda) -> None:
     (variant,) = conda.manager.get_hook_results("subcommands")
     assert (variant.name, variant.aliases, variant.configure_parser) == ("variant", ("vb",), None)
+    check = conda.manager.get_health_checks()["variant-consistency"]
+    assert check.fixer is not None
+    assert "cuda-version" in (check.summary or "")
+    (after,) = conda.manager.get_hook_results("post_commands")
+    assert after.run_for == {"install", "update", "remove", "create", "env_create", "env_update"}
     settings = conda.manager.get_settings()
     assert sorted(settings) == [
         "variant_bridge_check_after_change", "variant_bridge_cuda_arch",
@@ -51,8 +59,8 @@ def test_settings_read_condarc_and_condas_variables(
 def test_fields_older_condas_lack_are_left_out(
     conda: Conda, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """conda before 26.x: subcommands without aliases, no environment exporters at all. The
-    same plugin still registers and works."""
+    """conda before 26.x: subcommands without aliases, health checks without a fixer, no
+    environment exporters at all. The same plugin still registers and works."""
     types = sys.modules["conda.plugins.types"]
 
     @dataclasses.dataclass
@@ -62,11 +70,19 @@ def test_fields_older_condas_lack_are_left_out(
         action: object
         configure_parser: object = None
 
+    @dataclasses.dataclass
+    class OldHealthCheck:
+        name: str
+        action: object
+
     monkeypatch.setattr(types, "CondaSubcommand", OldSubcommand)
+    monkeypatch.setattr(types, "CondaHealthCheck", OldHealthCheck)
     monkeypatch.delattr(types, "CondaEnvironmentExporter")
     monkeypatch.delattr(types, "EnvironmentFormat")
     (variant,) = conda.manager.get_hook_results("subcommands")
     assert isinstance(variant, OldSubcommand)
+    (check,) = conda.manager.get_hook_results("health_checks")
+    assert isinstance(check, OldHealthCheck)
     # (conda's built-in stand-ins imported the type before; ours look it up and find none)
     exporters = conda.manager.get_hook_results("environment_exporters")
     assert [e.name for e in exporters if e.name.startswith("variant-")] == []
