@@ -21,7 +21,7 @@ def test_every_hook_is_one_of_condas_and_registers_cleanly(conda: Conda) -> None
              for impl in caller.get_hookimpls() if impl.plugin is conda.hooks}  # fmt: skip
     assert hooks == {
         "conda_subcommands", "conda_health_checks", "conda_environment_exporters",
-        "conda_post_commands", "conda_settings",
+        "conda_post_commands", "conda_settings", "conda_virtual_packages",
     }  # fmt: skip
 
 
@@ -39,6 +39,9 @@ def test_the_results_are_condas_types_with_the_documented_fields(conda: Conda) -
         "variant_bridge_extra_index_urls", "variant_bridge_find_links",
         "variant_bridge_index_url",
     ]  # fmt: skip
+    # Not opted in: no virtual package of ours; conda's own are all there is.
+    names = [p.name for p in conda.manager.get_hook_results("virtual_packages")]
+    assert names == ["archspec", "cuda", "glibc", "linux", "unix"]
 
 
 def test_settings_read_condarc_and_condas_variables(

@@ -32,6 +32,7 @@ __all__ = [
     "conda_post_commands",
     "conda_settings",
     "conda_subcommands",
+    "conda_virtual_packages",
 ]
 
 SUBCOMMAND = "variant"
@@ -121,3 +122,10 @@ def conda_settings() -> Iterator[Any]:
     from variant_bridge.conda_plugin.settings import conda_settings as settings
 
     yield from settings()
+
+
+@hookimpl
+def conda_virtual_packages() -> Iterator[Any]:
+    from variant_bridge.conda_plugin.cuda_arch import virtual_packages
+
+    yield from virtual_packages()
