@@ -10,6 +10,14 @@ import pytest
 from tests.conftest import corpus_missing, find_corpus
 
 
+def corpus_dir() -> Path:
+    """The corpus folder; the calling test skips with one line when it is not there."""
+    folder = find_corpus()
+    if folder is None:
+        pytest.skip(corpus_missing())
+    return folder
+
+
 def corpus_files(pattern: str) -> list[object]:
     """The corpus files matching *pattern*, as pytest parameters; a missing corpus is one
     parameter that skips, saying where it was looked for."""

@@ -168,7 +168,8 @@ def test_lockfile_is_read_back_by_detect_and_export(
     assert result.exit_code == 0, result.output
     text = lock.read_text()
     assert "sha256:" in text
-    assert "- pypi: file://" in text
+    # pixi's installer takes standard filenames: the variant wheel is locked as its copy
+    assert "- pypi: ./variant-wheels/gpulib-1.0-py3-none-any.whl" in text
     detected = cli("detect", "--lockfile", str(lock), "--json")
     assert detected.exit_code == 0, detected.output
     env = json.loads(detected.stdout)
@@ -220,6 +221,86 @@ def test_prefix_from_an_index_without_hashes_is_refused_unless_opted_out(
     assert allowed.exit_code == 0, allowed.output
     detected = json.loads(cli("detect", "--prefix", str(prefix), "--json").stdout)
     assert [d["label"] for d in detected["variant_wheels"] if d["name"] == "gpulib"] == ["cu128"]
+
+
+def test_prefix_without_python_is_refused_before_anything_is_installed(
+    cli: Cli, wheels: Path, tmp_path: Path
+) -> None:
+    """The wheels go into the prefix's interpreter or nowhere, never variant-bridge's own."""
+    # A python record without an interpreter (the world's python packages lay only a text file).
+    python = Pkg("python", HERE_PYTHON, "h0_0_cpython", depends=("__glibc >=2.17,<3.0.a0",))
+    channel = Channel(tmp_path / "conda").add([*cuda_packages(["12.9"]), python])
+    prefix = tmp_path / "env"
+    before = {d.name for d in Path(sys.prefix).glob("lib/python*/site-packages/*")}
+    result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(channel.path),
+                 "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "has no bin/python and no package of the solution provides one" in result.stderr
+    assert not prefix.exists()
+    after = {d.name for d in Path(sys.prefix).glob("lib/python*/site-packages/*")}
+    assert after == before
+
+
+def _hostile_package(channel: Path, path: str, *, link: str | None = None) -> None:
+    """A conda package whose paths.json (and tar) name *path*, or a link there to *link*."""
+    import hashlib
+    import io
+    import tarfile
+
+    index = {"name": "evil", "version": "1.0", "build": "h0_0", "build_number": 0,
+             "depends": [], "subdir": "linux-64", "platform": "linux", "arch": "x86_64"}  # fmt: skip
+    entry = (
+        {"_path": path, "path_type": "softlink"}
+        if link is not None
+        else {
+            "_path": path,
+            "path_type": "hardlink",
+            "sha256": hashlib.sha256(b"x").hexdigest(),
+            "size_in_bytes": 1,
+        }
+    )
+    info = {
+        "info/index.json": json.dumps(index).encode(),
+        "info/paths.json": json.dumps({"paths": [entry], "paths_version": 1}).encode(),
+        "info/files": f"{path}\n".encode(),
+    }
+    target = channel / "linux-64" / "evil-1.0-h0_0.tar.bz2"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(target, "w:bz2") as tf:
+        for name, data in info.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            tf.addfile(member, io.BytesIO(data))
+        member = tarfile.TarInfo(path if link is not None else "lib/placeholder")
+        if link is not None:
+            member.type, member.linkname = tarfile.SYMTYPE, link
+            tf.addfile(member)
+        else:
+            member.size = 1
+            tf.addfile(member, io.BytesIO(b"x"))
+
+
+@pytest.mark.parametrize(
+    ("path", "link", "expected"),
+    [
+        ("../../OUTSIDE_trav/x", None, "member '../../OUTSIDE_trav/x' has a '..' component"),
+        ("lib/escape", "../../../../etc", "link 'lib/escape' points to '../../../../etc'"),
+    ],
+)
+def test_prefix_refuses_a_conda_package_with_a_path_outside_it_and_writes_nothing(
+    cli: Cli, tmp_path: Path, path: str, link: str | None, expected: str
+) -> None:
+    channel = Channel(tmp_path / "conda").add([])
+    _hostile_package(channel.path, path, link=link)
+    channel = Channel(channel.path).add([])  # re-index with the hostile package
+    prefix = tmp_path / "p" / "env"
+    result = cli("solve", "evil", "-c", str(channel.path), "--strict", "--platform", "linux-64",
+                 *MACHINE, "--into", str(prefix))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "evil-1.0-h0_0.tar.bz2: " in result.stderr
+    assert expected in result.stderr
+    assert not prefix.exists()
+    assert sorted(p.name for p in (tmp_path / "p").glob("*")) == []
 
 
 def _whole_wheels(index: object) -> list[str]:

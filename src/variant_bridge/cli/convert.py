@@ -67,11 +67,16 @@ def convert(
     with Context.open(sources, target, fetch, reporter=reporter()) as ctx:
         report = convert_wheels(request, ctx)
         notes = ctx.notes
+    # What cannot be a conda dependency is said on stderr in every mode (and in --json).
+    for release in report.releases:
+        for wheel, requirement, why in release.not_dependencies:
+            click.echo(f"note: {wheel}: {requirement!r} is not a conda dependency: {why}", err=True)
     if as_json:
         echo_json(
             {
                 "channel": str(report.channel),
                 "packages": [str(p) for p in report.packages],
+                "names": dict(report.names),
                 "releases": [release_json(r) for r in report.releases],
             }
         )
@@ -79,6 +84,8 @@ def convert(
     heading(f"{report.channel}: {len(report.packages)} conda packages")
     for path in report.packages:
         click.echo(f"  {path.relative_to(report.channel)}")
+    for pypi, conda in report.names:
+        click.echo(f"  {pypi} is named {conda} (conda-forge's name for it)")
     for release in report.releases:
         for label, why in release.unmapped:
             click.echo(f"  never chosen: {release.project} {label}: {why}")

@@ -105,6 +105,17 @@ def _command_line(ctx: click.Context) -> str:
     is_flag=True,
     help="Leave out the __cuda/__cuda_arch/... requirements the variant wheels imply.",
 )
+@click.option(
+    "--strict-host-requirements",
+    "strict_host_requirements",
+    is_flag=True,
+    help=(
+        "Write every host requirement as a requirement, also those the receiving client cannot "
+        "check by itself: environment.yml then needs the conda plugin that provides "
+        "__cuda_arch (nvidia-virtual-packages), and a pixi export fails when no platform entry "
+        "can state one. Default: those go into the header and stderr."
+    ),
+)
 @source_options()
 @click.option(
     "--allow-unpinned",
@@ -123,10 +134,13 @@ def _command_line(ctx: click.Context) -> str:
 )
 @click.option(
     "--pin-filenames",
+    "--no-copy",
+    "pin_filenames",
     is_flag=True,
     help=(
-        "Pin the variant wheels by their own variant filenames (no copies), which only "
-        "installers with wheel-variant support accept."
+        "Pin the variant wheels by their own variant files, URL or path with its sha256 (no "
+        "copies), which only installers with wheel-variant support accept. --no-copy is the "
+        "same."
     ),
 )
 @fetch_options()
@@ -145,6 +159,7 @@ def export(
     no_builds: bool,
     from_history: bool,
     no_host_requirements: bool,
+    strict_host_requirements: bool,
     allow_unpinned: bool,
     wheels_dir: Path | None,
     pin_filenames: bool,
@@ -184,6 +199,8 @@ def export(
 
     if environment.platform is not None and environment.lockfile is None:
         raise click.UsageError("--platform needs --lockfile (a prefix's platform is its records')")
+    if no_host_requirements and strict_host_requirements:
+        raise click.UsageError("--no-host-requirements contradicts --strict-host-requirements")
     if no_builds and pin not in (None, "version"):
         raise click.UsageError(f"--no-builds means --pin version; it contradicts --pin {pin}")
     pin_mode = pin or ("version" if no_builds else "exact")
@@ -195,6 +212,7 @@ def export(
         from_history=from_history,
         pin=pin_mode,  # type: ignore[arg-type]  # click.Choice(_PIN_MODES)
         host_requirements=not no_host_requirements,
+        strict_host_requirements=strict_host_requirements,
         allow_unpinned=allow_unpinned,
         producer=f"variant-bridge {__version__}: " + _command_line(click.get_current_context()),
     )
@@ -237,6 +255,7 @@ def _summary(result: ExportResult) -> dict[str, Any]:
                 "rattler_spec": h.rattler_spec,
                 "wheels": list(h.wheels),
                 "expressible": h.expressible,
+                "plugin": h.plugin,
             }
             for h in model.host_requirements
         ],

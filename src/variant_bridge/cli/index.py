@@ -47,12 +47,21 @@ def release_json(release: ReleaseRecords) -> dict[str, Any]:
         "left_to_installer": [
             {"wheel": w, "requirement": req} for w, req in release.left_to_installer
         ],
+        "not_dependencies": [
+            {"wheel": w, "requirement": req, "reason": why}
+            for w, req, why in release.not_dependencies
+        ],
     }
+
+
+READ_BY = ("py-rattler (variant-bridge solve)", "pixi")
+"""The clients that read ``v3.whl`` records today (conda does not: ``convert`` is for it)."""
 
 
 def report_json(report: IndexReport, fetched: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``--json`` shape of ``index`` (docs/cli.md); *fetched*: what fetching noted."""
     return {
+        "read_by": list(READ_BY),
         "channel": str(report.channel),
         "subdir": report.subdir,
         "priority": report.encoding.value,
@@ -79,6 +88,10 @@ def _echo(report: IndexReport, fetched: tuple[str, ...]) -> None:
         if release.left_to_installer:
             left = len(release.left_to_installer)
             click.echo(f"    {left} requirement(s) left to the installer")
+    click.echo(
+        "  read by: py-rattler (variant-bridge solve, pixi); conda reads no v3.whl record: use "
+        "`variant-bridge convert` to give conda packages"
+    )
     echo_notes([*report.notes, *fetched])
 
 
@@ -97,8 +110,9 @@ def _echo(report: IndexReport, fetched: tuple[str, ...]) -> None:
     type=click.Choice(("rattler", "conda")),
     default="rattler",
     show_default=True,
-    help="__archspec requirements as one CEP 29 regex (rattler, pixi) or one record per "
-    "exact microarchitecture (conda, mamba).",
+    help="__archspec requirements as one CEP 29 regex (what rattler matches) or one record "
+    "per exact microarchitecture, for a v3.whl reader that cannot match a regex. Neither "
+    "makes conda read the records: conda reads no v3.whl record (use convert).",
 )
 @fetch_options()
 @json_option
@@ -113,7 +127,12 @@ def index(
     fetch: FetchSpec,
     as_json: bool,
 ) -> None:
-    """Write conda repodata (v3.whl records) for variant wheels, so conda solvers see them.
+    """Write conda repodata (v3.whl records) for variant wheels, so rattler-based solvers see them.
+
+    Which clients read v3.whl records today: py-rattler 0.28 (the `solve` command) and what is
+    built on it (pixi, with local channels). conda 26 does not (it reads `packages` and
+    `packages.conda`; v3.whl only in its sharded-repodata code), nor does conda's pip step: for
+    conda, turn the wheels into conda packages with `variant-bridge convert`.
 
     INPUTS are wheel files, find-links directories (every project in them) or simple index
     URLs (http(s):// or file://, with --project). Local wheels are copied into CHANNEL/wheels/;

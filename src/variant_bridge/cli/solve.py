@@ -69,6 +69,7 @@ def result_json(
         ],
         "installed": str(result.installed) if result.installed else None,
         "lockfile": str(result.lockfile) if result.lockfile else None,
+        "manifest": str(result.manifest) if result.manifest else None,
         "index": [release_json(r) for r in result.releases],
         "notes": [*result.notes, *fetched],
     }
@@ -86,6 +87,8 @@ def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> No
         click.echo(f"Installed into {result.installed}")
     if result.lockfile:
         click.echo(f"Wrote {result.lockfile}")
+    if result.manifest:
+        click.echo(f"Wrote {result.manifest} (the manifest the lock satisfies)")
     echo_notes([*result.notes, *fetched])
 
 
@@ -122,7 +125,8 @@ def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> No
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE",
     help="Write the solution as a pixi.lock (conda packages, and the wheels as pypi entries "
-    "with their sha256).",
+    "with their sha256: variant wheels as plain-named copies in variant-wheels/ beside it) and "
+    "a pixi.toml beside it that the lock satisfies (or update the one there).",
 )
 @click.option("--installer", type=click.Choice(("uv", "pip")), help="Default: uv if found.")
 @fetch_options(hashes=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._json import loads
@@ -30,7 +31,8 @@ from variant_bridge.indexes import (
     file_sha256,
     url_to_path,
 )
-from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
+from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "DirectUrl",
@@ -177,29 +179,51 @@ def _records_agree(installed: dict[str, str], wheel: dict[str, str]) -> bool:
     return bool(common) and all(installed[path] == wheel[path] for path in common)
 
 
-def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Environment:
+def complete_locked(
+    env: Environment, base_dir: str | os.PathLike[str], *, installed: Path | None = None
+) -> Environment:
     """*env* (read from a pixi.lock in *base_dir*) with relative wheel paths made absolute and the
-    variant of each local variant wheel read from the wheel's own ``variant.json``, so its host
-    requirements can be exported as they are for an installed one.
+    variant of each local variant wheel read from the wheel's own ``variant.json`` (one under a
+    plain name, like the copies ``solve --lockfile`` locks, too), so its host requirements can
+    be exported as they are for an installed one.
 
+    :param installed: the environment pixi installed from the lock (``.pixi/envs/<env>``): a
+        locked wheel whose file does not say its variant takes the installed ``variant.json``.
     :raises InvalidMetadata: a local variant wheel's ``variant.json`` is malformed.
     """
     packages = []
     for dist in env.python_packages:
         location = dist.location or ""
-        if not location or "://" in location or location.endswith(".dist-info"):
+        if not location or location.endswith(".dist-info"):
             packages.append(dist)
             continue
         path = Path(location)
-        if not path.is_absolute():
+        if "://" not in location and not path.is_absolute():
             path = Path(base_dir) / path
-        label = filename_label(str(path))
+        local = "://" not in location and path.is_file()
         variant = dist.variant
-        if variant is None and label is not None and path.is_file():
-            meta = read_wheel_variant_metadata(path)
-            variant = meta.variant(label) if meta is not None else None
-        packages.append(replace(dist, location=str(path), variant=variant))
+        if variant is None and local:
+            label = filename_label(str(path))
+            if label is None:  # a plain-named copy of a variant wheel, or a plain wheel
+                variant = read_copy_variant(path)
+            else:
+                meta = read_wheel_variant_metadata(path)
+                variant = meta.variant(label) if meta is not None else None
+        if variant is None and installed is not None:
+            variant = _installed_variant(installed, dist)
+        place = str(path) if "://" not in location else location
+        packages.append(replace(dist, location=place, variant=variant))
     return replace(env, python_packages=tuple(packages))
+
+
+def _installed_variant(prefix: Path, dist: PythonDistribution) -> VariantDescription | None:
+    """The ``variant.json`` of *dist* as installed in *prefix*, if any."""
+    from variant_bridge.detect.prefix import read_dist_info_variant
+
+    stem = f"{canonicalize_name(dist.name).replace('-', '_')}-{dist.version}.dist-info"
+    for dist_info in sorted(prefix.glob(f"lib/python*/site-packages/{stem}")):
+        return read_dist_info_variant(dist_info)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,8 +300,8 @@ def establish_origin(dist: PythonDistribution, places: Places | None = None) -> 
         return wheel.origin(
             None,
             None,
-            f"no wheel with label {wheel.label!r} that matches the installed files was found in "
-            f"{places}",
+            f"no wheel{'' if wheel.label is None else f' with label {wheel.label!r}'} that "
+            f"matches the installed files was found in {places}",
         )
     why = (
         "no direct_url.json" if direct is None else f"installed from a {direct.kind} ({direct.url})"

@@ -33,7 +33,13 @@ from variant_bridge.export.model import (
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, Downloads, file_sha256, url_to_path
 
-__all__ = ["DEFAULT_WHEELS_DIR", "copied_wheels", "copy_wheels", "relative_reference"]
+__all__ = [
+    "DEFAULT_WHEELS_DIR",
+    "copied_wheels",
+    "copies_announcement",
+    "copy_wheels",
+    "relative_reference",
+]
 
 DEFAULT_WHEELS_DIR = "variant-wheels"
 """The folder beside the written file that receives the installable copies by default (not
@@ -239,3 +245,26 @@ def _copy_all(
     ]
     notes = tuple(n for n in model.notes if n != VARIANT_FILENAMES_NOTE)
     return replace(model, pip=tuple(pip), notes=notes, wheels_dir=str(folder)), created
+
+
+def copies_announcement(model: ExportModel) -> str | None:
+    """What the copies beside the file cost, said on stderr (not in the file): a variant wheel
+    can be gigabytes (torch: 0.9-2.5 GB). ``None`` when nothing was copied."""
+    copied = [p for p in model.pip if p.copy is not None]
+    if not copied:
+        return None
+    total = sum(p.size or 0 for p in copied)
+    count = f"{len(copied)} variant wheel{'s' if len(copied) != 1 else ''}"
+    folder = model.local_reference(model.wheels_dir) if model.wheels_dir else model.wheels_dir
+    return (
+        f"copied {count} ({_size(total)}) into {folder}, under plain wheel names, so that "
+        "pip and uv without wheel-variant support install them; --no-copy pins the original "
+        "files (URL or path, with their sha256) instead"
+    )
+
+
+def _size(size: int) -> str:
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{size} bytes"

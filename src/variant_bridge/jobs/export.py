@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from variant_bridge.detect.lockfile import pixi_environment_prefix
 from variant_bridge.environment import Environment
 from variant_bridge.errors import ConflictingOptions, InvalidTarget
 from variant_bridge.export import (
@@ -25,6 +26,7 @@ from variant_bridge.export import (
     build_export,
     check_target,
     copied_wheels,
+    format_notes,
     read_manifest,
     render,
     update_manifest,
@@ -37,7 +39,7 @@ from variant_bridge.export.history import lock_channels, read_history
 from variant_bridge.export.origins import Places, complete_locked, establish_origins
 from variant_bridge.export.pixi_toml.render import check_declarable
 from variant_bridge.export.validate import check_name, is_url, safe_name
-from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
+from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR, copies_announcement
 from variant_bridge.jobs.context import Context, Sources
 
 __all__ = [
@@ -63,6 +65,10 @@ class ExportRequest:
         pylock.toml needs; ``run_export`` sets it for that format).
     :param project_dir: the folder of the manifest written (a pixi workspace is named after it
         when the prefix is not a pixi project's); ``None``: the current directory.
+    :param hashes: establish every wheel's file and hash, for environment.yml's pip
+        hash-checking mode (``run_export`` sets it for that format).
+    :param strict_host_requirements: every host requirement a requirement, also those the
+        receiving client cannot check by itself (``--strict-host-requirements``).
     """
 
     name: str | None = None
@@ -73,6 +79,8 @@ class ExportRequest:
     allow_unpinned: bool = False
     producer: str = "variant-bridge export"
     project_dir: Path | None = None
+    hashes: bool = False
+    strict_host_requirements: bool = False
 
     def __post_init__(self) -> None:
         # The file's own inputs are checked when the request is made: before anything is read.
@@ -194,21 +202,25 @@ def prepare_export(request: ExportRequest, ctx: Context) -> ExportModel:
     else:
         assert snapshot.lockfile is not None
         channel_order = lock_channels(snapshot.lockfile, snapshot.lock_environment)
-        snapshot = complete_locked(snapshot, Path(snapshot.lockfile).parent)
+        installed = pixi_environment_prefix(snapshot.lockfile, snapshot.lock_environment)
+        snapshot = complete_locked(snapshot, Path(snapshot.lockfile).parent, installed=installed)
     sources = ctx.sources
     places = Places(sources.locations, ctx.downloads, ctx.target.python.version, sources.strategy)
-    origins = establish_origins(snapshot, places, every_wheel=request.every_wheel)
+    origins = establish_origins(snapshot, places, every_wheel=request.every_wheel or request.hashes)
     return build_export(
         snapshot,
         name=request.name if request.name is not None else _default_name(snapshot, request),
         origins=origins,
         requested_specs=requested,
         channel_order=channel_order,
-        pinning=Pinning(request.pin, request.every_wheel, request.allow_unpinned),
+        pinning=Pinning(
+            request.pin, request.every_wheel, request.allow_unpinned, hashes=request.hashes
+        ),
         host_requirements=request.host_requirements,
         index_options=_index_options(sources),
         producer=request.producer,
         extra_notes=notes,
+        strict_host_requirements=request.strict_host_requirements,
     )
 
 
@@ -270,14 +282,16 @@ def run_export(
         )
     # The copies are removed again if the export cannot be written.
     with copies as model:
+        announced = tuple(a for a in (copies_announcement(model),) if a is not None)
         if output.update is not None:
             updated = update_manifest(output.update, model, text=manifest, after_chunk=after_chunk)
-            notes = (*model.notes, *updated.notes)
+            notes = (*model.notes, *updated.notes, *announced)
             return ExportResult(model, output.format, output.update, updated.changed, notes)
         if output.path is not None:
             text = render(model, output.format)
             write_export(output.path, text, force=output.force, after_chunk=after_chunk)
-        return ExportResult(model, output.format, output.path, True, model.notes)
+        notes = (*model.notes, *format_notes(model, output.format), *announced)
+        return ExportResult(model, output.format, output.path, True, notes)
 
 
 def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
@@ -285,6 +299,8 @@ def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
     workspace is named after the manifest's folder."""
     if output.format == "pylock":
         request = replace(request, every_wheel=True)
+    if output.format == "environment-yml":
+        request = replace(request, hashes=True)
     if output.format == "pixi-toml" and request.project_dir is None:
         destination = output.destination
         folder = destination.absolute().parent if destination else Path.cwd()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -309,22 +309,23 @@ def records_of(
     subdir: str,
     *,
     tables: MappingTables | None = None,
+    conda_names: Mapping[str, str] | None = None,
 ) -> list[ReleaseRecords]:
     """The records of every gathered release for *subdir* (wheels copied first when the
-    request says so)."""
+    request says so).
+
+    :param conda_names: ``convert``'s names (see :attr:`IndexSettings.conda_names`).
+    """
     tables = tables if tables is not None else load_tables()
     settings = IndexSettings(
         subdir, request.encoding, request.form,
-        frozenset(g.release.project for g in gathered),
+        frozenset(g.release.project for g in gathered), conda_names,
     )  # fmt: skip
     found = []
     for one in gathered:
         made = release_records(_placed(one, request), settings, tables=tables)
         if one.skipped:
-            made = ReleaseRecords(
-                made.project, made.version, made.records, one.skipped + made.skipped,
-                made.unmapped, made.conflicts, made.left_to_installer, made.toolkits,
-            )  # fmt: skip
+            made = dataclasses.replace(made, skipped=one.skipped + made.skipped)
         found.append(made)
     return found
 

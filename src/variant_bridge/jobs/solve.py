@@ -82,6 +82,8 @@ class SolveResult:
     installed: Path | None = None
     lockfile: Path | None = None
     notes: tuple[str, ...] = ()
+    manifest: Path | None = None
+    """The pixi.toml written or updated beside the lock."""
 
     @property
     def toolkit(self) -> str | None:
@@ -208,8 +210,8 @@ def solve(request: SolveRequest, ctx: Context) -> SolveResult:
             _install(result, request, ctx)
             result = dataclasses.replace(result, installed=request.into)
         if lock is not None:
-            _lock(result, request, env)
-            result = dataclasses.replace(result, lockfile=lock)
+            manifest = _lock(result, request, ctx)
+            result = dataclasses.replace(result, lockfile=lock, manifest=manifest)
     return result
 
 
@@ -220,6 +222,7 @@ def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
     from variant_bridge.detect.interpreter import resolve_target_python
     from variant_bridge.indexes.trust import hash_to_compare
     from variant_bridge.install import install, plan_install
+    from variant_bridge.platform_tags import PythonSource
     from variant_bridge.solve.prefix import install_conda
 
     prefix = request.into
@@ -227,11 +230,18 @@ def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
     require_hashes = ctx.fetch.require_hashes
     for wheel in result.wheels:  # refused before the prefix is touched, not halfway
         hash_to_compare(wheel.candidate, require_hashes=require_hashes)
+    # Never the running interpreter: the wheels belong in the prefix's, or nowhere.
     install_conda([p.record for p in result.conda], prefix,
-                  _conda_specs(request.specs, result.wheels))  # fmt: skip
+                  _conda_specs(request.specs, result.wheels),
+                  needs_python=bool(result.wheels))  # fmt: skip
     if not result.wheels:
         return
     python = resolve_target_python(None, Environment(result.platform), prefix=prefix)
+    if python.source is not PythonSource.PREFIX:
+        raise SolveError(
+            f"installed the conda packages into {prefix}, but it has no bin/python to "
+            "install the wheels with: they were not installed"
+        )
     plan = plan_install(
         [w.candidate for w in result.wheels], python=python,
         installer="uv" if request.installer == "uv" else "pip" if request.installer else None,
@@ -240,19 +250,59 @@ def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
     install(plan, downloads=ctx.downloads)
 
 
-def _lock(result: SolveResult, request: SolveRequest, env: Environment) -> None:
-    from variant_bridge.solve.lock import LockedWheel, write_lock
+def _lock(result: SolveResult, request: SolveRequest, ctx: Context) -> Path:
+    """Write the pixi.lock (variant wheels as plain-named copies beside it, every entry with its
+    hash, the indexes and find-links used) and the pixi.toml beside it; returns the manifest."""
+    from variant_bridge.indexes import FindLinks, SimpleIndex, url_to_path
+    from variant_bridge.jobs.lock_manifest import write_lock_manifest
+    from variant_bridge.solve.lock import LockedWheel, place_wheel, write_lock
 
-    assert request.write_lock is not None
-    wheels = [
-        LockedWheel(p.name, p.version, w.candidate.url, w.sha256, w.requires_dist)
-        for w in result.wheels
-        for p in (w.package,)
+    lock = request.write_lock
+    assert lock is not None
+    lock_dir = lock.absolute().parent
+    wheels = []
+    for wheel in result.wheels:
+        candidate = wheel.candidate
+        file = None  # a remote plain wheel: locked by its URL
+        if candidate.url.startswith("file:"):
+            file = url_to_path(candidate.url)
+        elif wheel.label is not None:
+            file = ctx.downloads.get(candidate)  # copied beside the lock: fetched, hash-checked
+        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir)
+        wheels.append(
+            LockedWheel(
+                wheel.package.name,
+                wheel.package.version,
+                location,
+                wheel.sha256,
+                wheel.requires_dist,
+                candidate.requires_python,
+            )
+        )
+    index_urls = [s.url for s in ctx.sources if isinstance(s, SimpleIndex)]
+    find_links = [
+        _lock_place(s.location, lock_dir) for s in ctx.sources if isinstance(s, FindLinks)
     ]
     write_lock(
-        request.write_lock, env, conda=[p.record for p in result.conda], wheels=wheels,
-        channels=[c.as_uri() for c in request.channels],
+        lock, ctx.target.env, conda=[p.record for p in result.conda], wheels=wheels,
+        channels=[c.as_uri() for c in request.channels], indexes=index_urls,
+        find_links=find_links,
     )  # fmt: skip
+    return write_lock_manifest(lock, ctx.target.env, index_urls, find_links, ctx.downloads)
+
+
+def _lock_place(location: str, lock_dir: Path) -> str:
+    """A find-links location as a lock names it: a path relative to the lock when inside its
+    folder, else absolute; URLs as they are."""
+    from variant_bridge.indexes import url_to_path
+
+    if "://" in location and not location.startswith("file:"):
+        return location
+    path = (url_to_path(location) if location.startswith("file:") else Path(location)).absolute()
+    try:
+        return f"./{path.relative_to(lock_dir).as_posix()}"
+    except ValueError:
+        return str(path)
 
 
 def _conda_specs(specs: Sequence[str], wheels: Sequence[ChosenWheel]) -> list[str]:

@@ -10,6 +10,7 @@ then). Which installed distributions count without asking the interpreter is
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from variant_bridge._values import value
@@ -124,7 +125,12 @@ def _interpreter(spec: EnvironmentSpec, env: Environment) -> TargetPython:
                 env.python, source=PythonSource.ENVIRONMENT, origin=env.origin
             )
         return running_python()
-    python = resolve_target_python(spec.python, env, prefix=env.prefix)
+    prefix: str | Path | None = env.prefix
+    if prefix is None and spec.lockfile is not None:  # the environment pixi installed the lock into
+        from variant_bridge.detect.lockfile import pixi_environment_prefix
+
+        prefix = pixi_environment_prefix(spec.lockfile, spec.environment)
+    python = resolve_target_python(spec.python, env, prefix=prefix)
     if spec.strict and spec.interpreter and python.source is PythonSource.RUNNING:
         raise InvalidTarget(
             f"--strict: the target Python would be this machine's ({python}); pass --python "
