@@ -59,6 +59,18 @@ def test_every_core_module_is_held_to_the_pure_core_rules() -> None:
     assert core == set(CONTRACTS["pure-core"]["source_modules"])
 
 
+def test_only_the_conda_plugin_imports_conda() -> None:
+    # Every module is held to a contract forbidding conda: the pure core's, or conda-in-plugin.
+    others = {f"variant_bridge.{m}" for m in top_level_modules() if m != "conda_plugin"}
+    forbidding = {
+        *CONTRACTS["pure-core"]["source_modules"],
+        *CONTRACTS["conda-in-plugin"]["source_modules"],
+    }
+    assert "conda" in CONTRACTS["pure-core"]["forbidden_modules"]
+    assert CONTRACTS["conda-in-plugin"]["forbidden_modules"] == ["conda"]
+    assert others == forbidding
+
+
 def loaded_after_import(modules: list[str]) -> set[str]:
     """Top-level names in sys.modules after importing *modules* in a fresh interpreter."""
     code = (

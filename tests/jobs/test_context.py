@@ -18,7 +18,14 @@ from variant_bridge.indexes import FindLinks, IndexStrategy, SimpleIndex
 from variant_bridge.indexes.transport import Progress
 from variant_bridge.jobs.context import Context, Sources, open_downloads
 from variant_bridge.jobs.select import parse_requests, select
-from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, Misuse, Reporter, SourceSpec
+from variant_bridge.jobs.specs import (
+    EnvironmentSpec,
+    FetchSpec,
+    Misuse,
+    PrefixHost,
+    Reporter,
+    SourceSpec,
+)
 from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import PythonSource
 
@@ -158,6 +165,32 @@ def test_a_host_supplies_this_machines_virtual_packages(tmp_path: Path) -> None:
     # Declarations still win over what the host supplied.
     declared = EnvironmentSpec(virtual_packages=supplied, targets=("cuda=12.9",), environ={})
     assert Target.of(declared).env.cuda == VirtualPackage("__cuda", "12.9", "0", Source.TARGET)
+
+
+def test_a_host_fills_its_target_and_facts_where_the_user_gave_none(tmp_path: Path) -> None:
+    asked: list[bool] = []
+
+    def facts() -> tuple[VirtualPackage, ...]:
+        asked.append(True)
+        return (VirtualPackage("__cuda", "12.4", "0", Source.supplied("conda")),)
+
+    host = PrefixHost("conda", tmp_path / "env", virtual_packages=facts)
+    filled = host.fill(EnvironmentSpec())
+    assert (filled.prefix, filled.virtual_packages) == (tmp_path / "env", facts())
+    # The user's own --prefix or --lockfile wins over the host's default target.
+    assert host.fill(EnvironmentSpec(prefix=Path("/p"))).prefix == Path("/p")
+    assert host.fill(EnvironmentSpec(lockfile=Path("pixi.lock"))).prefix is None
+    # --strict uses no fact of this machine: the host is not even asked; nor for `solve`'s spec
+    # (conda_prefix off) is its target a default.
+    asked.clear()
+    assert host.fill(EnvironmentSpec(strict=True)).virtual_packages is None
+    assert asked == []
+    assert host.fill(EnvironmentSpec(conda_prefix=False)).prefix is None
+    # A target the user named with the host's own options (conda's -n/-p) and --prefix again.
+    named = PrefixHost("conda", tmp_path / "env", explicit=True)
+    with pytest.raises(ConflictingOptions, match="-n/-p and --prefix/--lockfile") as twice:
+        named.fill(EnvironmentSpec(prefix=Path("/p")))
+    assert twice.value.kind is Misuse.TARGET_TWICE
 
 
 def test_the_library_selects_as_the_cli_does(wheels: Path, tmp_path: Path) -> None:

@@ -74,7 +74,9 @@ def test_packages_carry_the_translated_specs_and_the_wheel_files(converted: Path
     for package in cu128:
         assert package["noarch"] == "python"
         assert "cuda-version >=12.8,<13" in package["depends"]
-        assert any(d.startswith("__cuda_arch") for d in package["depends"])
+        # The GPU is a constraint, not a dependency: stock conda has no __cuda_arch.
+        assert not any(d.startswith("__cuda_arch") for d in package["depends"])
+        assert [c for c in package["constrains"] if c.startswith("__cuda_arch")]
     name = next(n for n, p in repodata["packages"].items() if p["build"].startswith("cu128"))
     with tarfile.open(converted / "noarch" / name) as archive:
         members = set(archive.getnames())
@@ -119,3 +121,27 @@ def test_rattler_installs_the_converted_variant_and_detect_reads_it(
     assert env["variant_wheels"] == []  # a conda package, not a PyPI install
     text = Cli()("detect", "--prefix", str(prefix))
     assert "Variant wheels installed as conda packages" in text.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("cuda_arch", "chosen"),
+    [
+        (None, "cu128"),  # stock conda: no __cuda_arch, the constraint is satisfied
+        ("7.5", "null"),  # a GPU none of the SM lists runs: the CUDA builds are excluded
+        ("8.0", "cu128"),
+    ],
+)
+def test_the_gpu_binds_where_it_is_known_and_not_where_it_is_absent(
+    converted: Path, tmp_path: Path, cuda_arch: str | None, chosen: str
+) -> None:
+    conda = Channel(tmp_path / "conda").add([
+        *cuda_packages(["12.8", "12.9"]),
+        Pkg("python", HERE_PYTHON, "h0_0_cpython", depends=("__glibc >=2.17,<3.0.a0",)),
+    ])  # fmt: skip
+    machine = [vp for vp in VPS if not vp.startswith("__cuda_arch")]
+    if cuda_arch is not None:
+        machine.append(f"__cuda_arch={cuda_arch}")
+    records = rattler_solve([Channel(converted), conda], ["gpulib", "python"], machine)
+    gpulib = next(r for r in records if r.name.normalized == "gpulib")
+    assert str(gpulib.build).startswith(chosen)

@@ -8,7 +8,9 @@ repeatability and defaults.
   ``--extra-index-url``, ``--index-strategy``;
 - :func:`environment_options` -> ``environment: EnvironmentSpec``: ``--prefix`` / ``--lockfile``
   / ``-e`` (read an environment), ``--platform``, ``-t/--target``, ``--strict``, and where the
-  command has them ``--cuda-policy`` and ``--python``;
+  command has them ``--cuda-policy`` and ``--python``; a host running the commands (``conda
+  variant``) passes a :class:`~variant_bridge.jobs.specs.Host` as click's context object, whose
+  target and facts fill the spec where the user gave none;
 - :func:`fetch_options` -> ``fetch: FetchSpec``: ``--cache-dir``, ``--no-cache``, ``-q``, ``-v``,
   and for commands that install ``--no-require-hashes``;
 - :func:`output_option`, :data:`priority_option`, :data:`no_deps_option`: single options several
@@ -34,12 +36,12 @@ from variant_bridge.jobs.specs import (
     INDEX_STRATEGIES,
     EnvironmentSpec,
     FetchSpec,
+    Host,
     Misuse,
     SourceSpec,
 )
 
 __all__ = [
-    "ENVIRONMENT_HOOK",
     "PRIORITIES",
     "OptionGroup",
     "channel_options",
@@ -291,17 +293,13 @@ def _moved(old: str, new: str) -> Callable[[], click.Parameter]:
     return make
 
 
-ENVIRONMENT_HOOK = "variant_bridge.environment_spec"
-"""Key of :attr:`click.Context.meta`: a shell that reuses these commands (the pixi extension)
-puts a ``(EnvironmentSpec) -> EnvironmentSpec`` there, which completes the spec the options made
-(its workspace's prefix or lock) before the command runs."""
-
-
 def _environment_spec(**given: Any) -> EnvironmentSpec:
     spec = EnvironmentSpec(**given)
+    # A host running the commands inside itself (`conda variant`, `pixi variant`) passes its Host
+    # as click's context object: its target and facts fill what the user did not give.
     ctx = click.get_current_context(silent=True)
-    complete = ctx.meta.get(ENVIRONMENT_HOOK) if ctx is not None else None
-    return spec if complete is None else cast("EnvironmentSpec", complete(spec))
+    host = ctx.find_object(Host) if ctx is not None else None  # type: ignore[type-abstract]
+    return spec if host is None else host.fill(spec)
 
 
 def environment_options(

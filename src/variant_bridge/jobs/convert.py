@@ -26,7 +26,12 @@ from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of
 from variant_bridge.mappings import load_tables
 from variant_bridge.solve.channel import add_package_records, index_conda_packages
 from variant_bridge.solve.conda_dependencies import conda_name
-from variant_bridge.solve.convert import CondaPackage, check_wheel, write_conda_package
+from variant_bridge.solve.convert import (
+    CondaPackage,
+    check_wheel,
+    split_requirements,
+    write_conda_package,
+)
 from variant_bridge.solve.records import ReleaseRecords
 
 __all__ = ["ConvertReport", "convert_wheels"]
@@ -86,10 +91,10 @@ def convert_wheels(request: IndexRequest, ctx: Context) -> ConvertReport:
             url = str(data["url"])
             tags = WheelFilename.parse(record.filename).tags
             pure = all(t.platform == "any" for t in tags)
+            depends, constrains = split_requirements(data["depends"])
             package = CondaPackage(
                 str(data["name"]), str(data["version"]), str(data["build"]),
-                int(data["build_number"]), "noarch" if pure else subdir,
-                tuple(data["depends"]),
+                int(data["build_number"]), "noarch" if pure else subdir, depends, constrains,
             )  # fmt: skip
             path, entry = write_conda_package(wheels[url], package, request.channel)
             written.append(path)

@@ -12,7 +12,9 @@ sources, the fetching and the target (docs/library.md):
   ``--cuda-policy``, ``--python``), or facts a host supplies (a conda plugin's virtual packages);
 - :class:`FetchSpec`: how the network is reached (``--cache-dir``/``--no-cache``, ``--quiet``,
   ``--verbose``, the deadline, ``--no-require-hashes``), with a :class:`Reporter` that a shell
-  renders.
+  renders;
+- :class:`Host`: what an application that runs the commands inside itself (conda, for ``conda
+  variant``) decided, filled into every :class:`EnvironmentSpec` where the user gave nothing.
 
 This module imports nothing heavy: every command's options are built from it at start-up.
 """
@@ -23,7 +25,7 @@ import enum
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from variant_bridge._values import value
 
@@ -36,7 +38,9 @@ __all__ = [
     "TIMEOUT_VARIABLE",
     "EnvironmentSpec",
     "FetchSpec",
+    "Host",
     "Misuse",
+    "PrefixHost",
     "Reporter",
     "SourceSpec",
 ]
@@ -60,6 +64,7 @@ class Misuse(enum.Enum):
     BAD_DEADLINE = "deadline"
     INDEX_URL_TWICE = "--index-url twice"
     INDEX_NEEDS_PROJECT = "index without --project"
+    TARGET_TWICE = "the host's target and --prefix or --lockfile"
 
 
 @value
@@ -117,6 +122,65 @@ class EnvironmentSpec:
     environ: Mapping[str, str] | None = None
     """The process environment read (``CONDA_PREFIX``, ``CONDA_OVERRIDE_*``,
     ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`."""
+
+
+@runtime_checkable
+class Host(Protocol):
+    """An application that runs the commands inside itself (``conda variant``, ``pixi
+    variant``), passed as click's context object: it completes each command's
+    :class:`EnvironmentSpec` with what it knows (its target environment, its facts)."""
+
+    def fill(self, spec: EnvironmentSpec) -> EnvironmentSpec:
+        """*spec* completed with the host's target and facts where the user gave none.
+
+        :raises ConflictingOptions: the user named what the host already names.
+        """
+        ...
+
+
+@value
+class PrefixHost:
+    """A :class:`Host` whose target is a prefix (the conda plugin's ``conda variant``): the
+    environment it targets and the machine as it knows it, filled into each
+    :class:`EnvironmentSpec` by :meth:`fill` where the user gave nothing of the kind."""
+
+    name: str
+    """Who supplied the facts (``conda``)."""
+    prefix: Path | None = None
+    """The environment the host targets (conda: ``-n``/``-p``, else the active environment,
+    else base): the default of ``--prefix`` for the commands that read an environment."""
+    explicit: bool = False
+    """The user named :attr:`prefix` (conda's ``-n``/``-p``): naming the environment again with
+    ``--prefix`` or ``--lockfile`` is a usage error instead of a silent choice."""
+    virtual_packages: Callable[[], tuple[VirtualPackage, ...]] | None = None
+    """This machine's virtual packages as the host knows them; asked only when a command reads
+    this machine (not with ``strict``)."""
+
+    def fill(self, spec: EnvironmentSpec) -> EnvironmentSpec:
+        """*spec* with the host's target and facts where it has none.
+
+        :raises ConflictingOptions: an :attr:`explicit` target and ``--prefix`` or
+            ``--lockfile``.
+        """
+        from dataclasses import replace
+
+        from variant_bridge.errors import ConflictingOptions
+
+        named = spec.prefix is not None or spec.lockfile is not None
+        if self.explicit and named:
+            raise ConflictingOptions(
+                Misuse.TARGET_TWICE,
+                f"-n/-p and --prefix/--lockfile both name the environment; {self.name}'s "
+                "-n/-p or the option, not both",
+            )
+        prefix, machine = spec.prefix, spec.virtual_packages
+        if spec.conda_prefix and not named and self.prefix is not None:
+            prefix = self.prefix
+        if machine is None and not spec.strict and self.virtual_packages is not None:
+            machine = self.virtual_packages()
+        if prefix is spec.prefix and machine is spec.virtual_packages:
+            return spec
+        return replace(spec, prefix=prefix, virtual_packages=machine)
 
 
 @value

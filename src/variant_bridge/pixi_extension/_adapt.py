@@ -3,10 +3,11 @@
 :func:`adapted` takes a command of :mod:`variant_bridge.cli` as it is (its options, its option
 groups, its callback) and changes only where the environment comes from: ``--prefix`` and
 ``--lockfile`` are left out, ``-e/--environment`` names a workspace environment and
-``--manifest-path`` the workspace. Before the command's option group builds its
-:class:`~variant_bridge.jobs.specs.EnvironmentSpec`, a hook (``cli._options.ENVIRONMENT_HOOK``)
-finds the workspace and completes the spec with the environment's prefix, or its lock when it is
-not installed yet (:func:`variant_bridge.jobs.workspace.workspace_spec`).
+``--manifest-path`` the workspace. The command runs with a :class:`_Workspace` as click's context
+object, a :class:`~variant_bridge.jobs.specs.Host`: when the command's option group builds its
+:class:`~variant_bridge.jobs.specs.EnvironmentSpec`, it finds the workspace and completes the
+spec with the environment's prefix, or its lock when it is not installed yet
+(:func:`variant_bridge.jobs.workspace.workspace_spec`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import copy
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from variant_bridge.cli._options import ENVIRONMENT_HOOK
+if TYPE_CHECKING:
+    from variant_bridge.jobs.specs import EnvironmentSpec
 
 __all__ = [
     "DEFAULTS",
@@ -163,24 +165,34 @@ def _on_workspace(
         ctx = click.get_current_context()
         default_environment, default_manifest = ctx.meta.get(DEFAULTS, (None, None))
         manifest_path = kwargs.pop("manifest_path", None) or default_manifest
-        ctx.meta[ENVIRONMENT_HOOK] = functools.partial(
-            _complete, manifest_path=manifest_path, default=default_environment, installs=installs
-        )
+        ctx.obj = _Workspace(manifest_path, default_environment, installs=installs)
         return callback(**unset, **kwargs)
 
     return run
 
 
-def _complete(spec: Any, *, manifest_path: Path | None, default: str | None, installs: bool) -> Any:
-    """The hook: *spec* reading the workspace environment (notes on stderr); a command that
-    *installs* needs it installed."""
-    from variant_bridge.jobs.workspace import open_environment, require_installed, workspace_spec
+class _Workspace:
+    """The pixi workspace as the commands' :class:`~variant_bridge.jobs.specs.Host`: it fills
+    each spec with the workspace environment (notes on stderr); a command that *installs* needs
+    it installed."""
 
-    env = open_environment(manifest_path=manifest_path, environment=spec.environment or default)
-    if installs:
-        require_installed(env)
-    click.get_current_context().meta[WORKSPACE_ENVIRONMENT] = env
-    completed = workspace_spec(spec, env)
-    for note in completed.notes:
-        click.echo(f"note: {note}", err=True)
-    return completed.spec
+    def __init__(self, manifest_path: Path | None, default: str | None, *, installs: bool) -> None:
+        self.manifest_path, self.default, self.installs = manifest_path, default, installs
+
+    def fill(self, spec: EnvironmentSpec) -> EnvironmentSpec:
+        from variant_bridge.jobs.workspace import (
+            open_environment,
+            require_installed,
+            workspace_spec,
+        )
+
+        env = open_environment(
+            manifest_path=self.manifest_path, environment=spec.environment or self.default
+        )
+        if self.installs:
+            require_installed(env)
+        click.get_current_context().meta[WORKSPACE_ENVIRONMENT] = env
+        completed = workspace_spec(spec, env)
+        for note in completed.notes:
+            click.echo(f"note: {note}", err=True)
+        return completed.spec

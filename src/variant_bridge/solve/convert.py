@@ -35,11 +35,34 @@ from variant_bridge._values import value
 from variant_bridge.errors import SolveError
 from variant_bridge.indexes.archive import WheelArchive
 
-__all__ = ["CondaPackage", "check_wheel", "entry_points", "write_conda_package"]
+__all__ = [
+    "CONSTRAINED",
+    "CondaPackage",
+    "check_wheel",
+    "entry_points",
+    "split_requirements",
+    "write_conda_package",
+]
 
 _MTIME = 1_700_000_000  # fixed: the same wheel gives the same bytes
 _DROPPED = ("RECORD", "RECORD.jws", "RECORD.p7s", "INSTALLER")
 _INSTALLER = b"conda\n"
+
+
+CONSTRAINED = frozenset({"__cuda_arch"})
+"""Virtual packages a converted package constrains instead of depending on them. Stock conda has
+no ``__cuda_arch`` (a plugin provides it), so as a dependency it makes every GPU variant with an
+SM list uninstallable there; as a constraint it is satisfied where absent and enforced where the
+GPU is known (rattler, pixi, conda with a ``__cuda_arch`` plugin), as the conda builds a matrix
+generates state it (``run_constraints``, :mod:`variant_bridge.maintainer.outputs`)."""
+
+
+def split_requirements(specs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A record's requirements as a conda package states them: ``(depends, constrains)``, the
+    specs on :data:`CONSTRAINED` virtual packages moved to ``constrains``."""
+    depends = tuple(s for s in specs if s.split(None, 1)[0] not in CONSTRAINED)
+    constrains = tuple(s for s in specs if s.split(None, 1)[0] in CONSTRAINED)
+    return depends, constrains
 
 
 @value
@@ -52,6 +75,8 @@ class CondaPackage:
     build_number: int
     subdir: str
     depends: tuple[str, ...]
+    constrains: tuple[str, ...] = ()
+    """Specs that bind only where their package is present (:data:`CONSTRAINED`)."""
 
     @property
     def filename(self) -> str:
@@ -115,6 +140,7 @@ def _index_json(package: CondaPackage) -> dict[str, Any]:
         "build": package.build,
         "build_number": package.build_number,
         "depends": list(package.depends),
+        **({"constrains": list(package.constrains)} if package.constrains else {}),
         "noarch": "python",
         "subdir": package.subdir,
         "timestamp": _MTIME * 1000,

@@ -1,0 +1,63 @@
+"""This machine as conda knows it: the virtual packages conda's plugin manager reports.
+
+They carry conda's overrides (``CONDA_OVERRIDE_*``, ``override_virtual_packages`` in .condarc)
+and every virtual-package plugin the user has installed, so inside conda the bridge answers from
+them (``Source.supplied("conda")``, shown as ``conda`` by ``detect``) instead of its own
+detection. A GPU fact conda has no plugin for at all (stock conda knows no ``__cuda_arch``, no
+``__amdgpu``) is completed from the bridge's detection and keeps ``detected`` as its source: what
+conda cannot know is not made up, and what it does know is never second-guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from variant_bridge.environment import Source, VirtualPackage
+
+__all__ = ["COMPLETED", "conda_virtual_packages", "registered_names", "supplied"]
+
+COMPLETED = frozenset({"__cuda_arch", "__amdgpu", "__amdgpu_arch"})
+"""The virtual packages the bridge's detection adds when no conda plugin registers them."""
+
+
+def supplied(records: Iterable[Any]) -> tuple[VirtualPackage, ...]:
+    """conda's virtual-package records (``name``, ``version``, ``build``) as the bridge's facts."""
+    conda = Source.supplied("conda")
+    return tuple(VirtualPackage(r.name, str(r.version), str(r.build), conda) for r in records)
+
+
+def _records(manager: Any) -> tuple[Any, ...]:
+    get = getattr(manager, "get_virtual_package_records", None)
+    if get is not None:
+        return tuple(get())
+    # Older conda: evaluate each plugin's package (NULL, conda's "absent", has no name).
+    found = (p.to_virtual_package() for p in manager.get_hook_results("virtual_packages"))
+    return tuple(r for r in found if isinstance(getattr(r, "name", None), str))
+
+
+def registered_names(manager: Any) -> frozenset[str]:
+    """The virtual packages some conda plugin registers (``__cuda``...), present or not here."""
+    return frozenset(f"__{p.name}" for p in manager.get_hook_results("virtual_packages"))
+
+
+def conda_virtual_packages() -> tuple[VirtualPackage, ...]:
+    """This machine's virtual packages as conda reports them, completed with the GPU facts no
+    conda plugin registers (:data:`COMPLETED`), from the bridge's detection."""
+    from conda.base.context import context
+
+    manager = context.plugin_manager
+    found = {vp.name: vp for vp in supplied(_records(manager))}
+    missing = COMPLETED - registered_names(manager)
+    if missing:
+        from variant_bridge.detect.machine import detect_virtual_packages
+        from variant_bridge.errors import DetectionError
+
+        try:
+            detected = detect_virtual_packages()
+        except DetectionError:  # conda's facts stand alone
+            detected = ()
+        for vp in detected:
+            if vp.name in missing:
+                found.setdefault(vp.name, vp)
+    return tuple(sorted(found.values(), key=lambda vp: vp.name))
