@@ -11,8 +11,8 @@ repeatability and defaults.
   command has them ``--cuda-policy`` and ``--python``;
 - :func:`fetch_options` -> ``fetch: FetchSpec``: ``--cache-dir``, ``--no-cache``, ``-q``, ``-v``,
   and for commands that install ``--no-require-hashes``;
-- :func:`output_option`, :data:`priority_option`, :data:`no_deps_option`: single options several
-  commands share.
+- :func:`output_option`, :func:`targets_option`, :data:`priority_option`, :data:`no_deps_option`:
+  single options several commands share.
 
 A spec that contradicts itself (:class:`~variant_bridge.errors.ConflictingOptions`, raised where
 the spec is checked, here or in the job) is the command's usage error: exit 2 with its usage line.
@@ -49,6 +49,7 @@ __all__ = [
     "priority_option",
     "project_option",
     "source_options",
+    "targets_option",
     "usage_errors",
 ]
 
@@ -438,6 +439,20 @@ def output_option(
         metavar=metavar,
         type=click.Path(path_type=Path, dir_okay=directory, file_okay=not directory),
         help=f"Where the result goes: {what}.",
+    )
+
+
+def targets_option(*, what: str) -> Callable[[F], F]:
+    """``--targets FILE`` (the command receives ``targets_file``): a cluster's node classes, each
+    its own declared target (docs/clusters.md); *what* says what the command does per class. It
+    excludes the options that describe one environment (checked with the environment spec)."""
+    return click.option(
+        "--targets",
+        "targets_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help=f"A targets file (YAML) naming a cluster's node classes: {what} "
+        "(docs/clusters.md). Not with --prefix, --lockfile, --platform or --target.",
     )
 
 

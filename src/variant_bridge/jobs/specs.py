@@ -60,6 +60,7 @@ class Misuse(enum.Enum):
     BAD_DEADLINE = "deadline"
     INDEX_URL_TWICE = "--index-url twice"
     INDEX_NEEDS_PROJECT = "index without --project"
+    TARGETS_AND_ENVIRONMENT = "--targets with --prefix, --lockfile, --platform or --target"
 
 
 @value

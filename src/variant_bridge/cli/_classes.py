@@ -1,0 +1,169 @@
+"""What the commands print for a targets file's node classes (``--targets``): the classes' facts,
+and each package's choice per class, side by side; the ``--json`` shapes (docs/cli.md).
+
+The per-class loop is :mod:`variant_bridge.jobs.targets`'; this module only prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from variant_bridge.cli._output import heading
+from variant_bridge.environment import Source
+
+if TYPE_CHECKING:
+    from variant_bridge.environment import Environment
+    from variant_bridge.jobs.select import PackageChoice
+    from variant_bridge.jobs.target import Target
+    from variant_bridge.jobs.targets import ClassChoices
+
+__all__ = [
+    "class_facts",
+    "classes_json",
+    "echo_class_failures",
+    "echo_classes",
+    "echo_side_by_side",
+    "warn_classes",
+]
+
+
+def class_facts(env: Environment) -> list[str]:
+    """What a class declares (not pixi's platform defaults): its virtual packages, toolkit, ROCm
+    runtime and the features with no conda counterpart."""
+    facts = [
+        f"{vp.name}={vp.version}" + (f"={vp.build}" if vp.build != "0" else "")
+        for vp in env.virtual_packages
+        if vp.source == Source.TARGET
+    ]
+    if env.toolkit is not None:
+        facts.append(str(env.toolkit))
+    if env.rocm is not None:
+        facts.append(str(env.rocm))
+    facts += [
+        f"{f.namespace} :: {f.feature} :: {', '.join(f.values)}" for f in env.declared_features
+    ]
+    return facts
+
+
+def echo_classes(path: str, targets: Sequence[tuple[str, Target]]) -> None:
+    """One line per class: its platform, what it declares and its target Python."""
+    heading(f"Node classes of {path} (declared; nothing of this machine is used)")
+    width = max(len(name) for name, _ in targets)
+    for name, target in targets:
+        facts = ", ".join(class_facts(target.env)) or "no GPU, nothing declared"
+        click.echo(f"  {name:<{width}}  {target.env.platform}: {facts}; {target.python}")
+
+
+def _versions(cells: Sequence[PackageChoice | None]) -> str:
+    versions = sorted({c.files.version for c in cells if c is not None})
+    return versions[0] if len(versions) == 1 else ""
+
+
+def _in_full(cells: Sequence[PackageChoice | None]) -> bool:
+    """A package shown with each class's reason: requested, with variants, or failed somewhere."""
+    return any(
+        c is not None and (c.requested or c.failed or bool(c.files.variant_candidates))
+        for c in cells
+    )
+
+
+def _table(results: Sequence[ClassChoices]) -> dict[str, list[PackageChoice | None]]:
+    """Package -> its choice in each class (``None``: not in that class's tree), in the order
+    the classes' trees reach the packages."""
+    rows: dict[str, list[PackageChoice | None]] = {}
+    for i, result in enumerate(results):
+        for choice in result.choices:
+            cells = rows.setdefault(choice.files.project, [None] * len(results))
+            cells[i] = choice
+    return rows
+
+
+def echo_side_by_side(results: Sequence[ClassChoices]) -> None:
+    """Each requested or variant package with every class's file and reason; then the packages
+    without variants, one line each with the classes whose trees hold them."""
+    names = [r.name for r in results]
+    width = max(len(n) for n in names)
+    rest: list[tuple[str, list[PackageChoice | None]]] = []
+    for project, cells in _table(results).items():
+        if not _in_full(cells):
+            rest.append((project, cells))
+            continue
+        click.echo()
+        heading(f"{project} {_versions(cells)}".rstrip())
+        for name, cell in zip(names, cells, strict=True):
+            if cell is None:
+                click.echo(f"  {name:<{width}}  -  (not in this class's tree)")
+                continue
+            chosen = cell.chosen
+            click.echo(f"  {name:<{width}}  {chosen.filename if chosen else 'no compatible wheel'}")
+            click.echo(f"  {'':<{width}}    {chosen.reason if chosen else cell.failure()}")
+    if rest:
+        click.echo()
+        heading(f"Also in the trees ({len(rest)} without variants)")
+        for _, cells in rest:
+            files = {c.chosen.filename for c in cells if c is not None and c.chosen is not None}
+            where = [n for n, c in zip(names, cells, strict=True) if c is not None]
+            shown = ", ".join(str(f) for f in sorted(files, key=str))
+            holders = "every class" if len(where) == len(names) else ", ".join(where)
+            click.echo(f"  {shown}  ({holders})")
+
+
+def warn_classes(results: Sequence[ClassChoices]) -> None:
+    """A class's GPU that no build of a package has code for (the fallback PEP 825 takes)."""
+    from variant_bridge.translate.gpus import gpu_fallback
+
+    sys.stdout.flush()
+    for result in results:
+        for choice in result.choices:
+            chosen = choice.chosen
+            if chosen is None:
+                continue
+            fallback = gpu_fallback(
+                f"{choice.files.project} {choice.files.version}",
+                chosen.variant.description if chosen.variant is not None else None,
+                [v.variant.description for v in choice.selection.verdicts if v.variant],
+                result.target.supported,
+            )
+            if fallback is not None:
+                click.echo(f"warning: class {result.name!r}: {fallback}", err=True)
+
+
+def echo_class_failures(results: Sequence[ClassChoices], *, as_json: bool) -> None:
+    """Exit 1 when a class has a package without a compatible wheel, naming each."""
+    failed = [
+        f"{c.files.project} {c.files.version} in class {r.name!r}"
+        for r in results
+        for c in r.failed
+    ]
+    if failed:
+        from variant_bridge.cli import CliError
+
+        where = "under candidates in the JSON" if as_json else "above"
+        raise CliError(
+            f"no compatible wheel for {', '.join(failed)} (each file's reason is listed {where})"
+        )
+
+
+def classes_json(
+    path: str, results: Sequence[ClassChoices], choice_json: Callable[[PackageChoice], Any]
+) -> dict[str, Any]:
+    """``select --targets --json``: each class's facts and its choices (in *choice_json*'s
+    shape, ``select``'s)."""
+    return {
+        "targets_file": path,
+        "classes": [
+            {
+                "name": r.name,
+                "platform": r.target.env.platform,
+                "declared": class_facts(r.target.env),
+                "virtual_packages": [str(vp) for vp in r.target.env.virtual_packages],
+                "python": str(r.target.python.version),
+                "choices": [choice_json(c) for c in r.choices],
+            }
+            for r in results
+        ],
+    }
