@@ -7,7 +7,8 @@ The per-class loop is :mod:`variant_bridge.jobs.targets`'; this module only prin
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,9 +18,13 @@ from variant_bridge.environment import Source
 
 if TYPE_CHECKING:
     from variant_bridge.environment import Environment
+    from variant_bridge.export import ExportFormat
+    from variant_bridge.jobs.export import ExportRequest
     from variant_bridge.jobs.select import PackageChoice
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
     from variant_bridge.jobs.target import Target
     from variant_bridge.jobs.targets import ClassChoices
+    from variant_bridge.jobs.targets_export import ClassesExport
 
 __all__ = [
     "class_facts",
@@ -27,6 +32,7 @@ __all__ = [
     "echo_class_failures",
     "echo_classes",
     "echo_side_by_side",
+    "export_classes_command",
     "warn_classes",
 ]
 
@@ -167,3 +173,115 @@ def classes_json(
             for r in results
         ],
     }
+
+
+def export_classes_command(
+    packages: Sequence[str],
+    path: Path | None,
+    sources: SourceSpec,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
+    *,
+    output: Path | None,
+    format_: ExportFormat | None,
+    given: Mapping[str, object],
+    force: bool,
+    pin_filenames: bool,
+    as_json: bool,
+    request: ExportRequest,
+) -> None:
+    """``export --targets FILE PKG...``: one file per class, or one pixi manifest."""
+    from variant_bridge.cli._fetching import echo_notes, reporter
+    from variant_bridge.cli._output import echo_json
+    from variant_bridge.export import format_for
+    from variant_bridge.jobs.select import parse_requests
+    from variant_bridge.jobs.targets import open_classes
+    from variant_bridge.jobs.targets_export import (
+        FILES,
+        ClassesOutput,
+        describe,
+        export_classes,
+    )
+
+    usage = click.get_current_context()
+    if path is None:
+        raise click.UsageError(
+            "PKG arguments are chosen for each node class of --targets FILE; without --targets, "
+            "export writes the environment of --prefix or --lockfile",
+            usage,
+        )
+    if not packages:
+        raise click.UsageError(
+            "--targets needs the packages to choose for each class "
+            "(export torch --targets nodes.yaml -o DIR)",
+            usage,
+        )
+    for option, value in given.items():
+        if value:
+            raise click.UsageError(f"--targets writes new files, one per class; {option} "
+                                   "cannot be used with it", usage)  # fmt: skip
+    if output is None:
+        raise click.UsageError(
+            "--targets writes one file per class: pass -o DIR (or -o pixi.toml for one "
+            "manifest with a platform per class)",
+            usage,
+        )
+    chosen = format_ or format_for(output) or "environment-yml"
+    if chosen != "pixi-toml" and output.suffix in (".yml", ".yaml", ".toml"):
+        raise click.UsageError(
+            f"-o {output}: with --targets, -o names the folder of the classes' files "
+            f"(DIR/<class>/{FILES[chosen]})",
+            usage,
+        )
+    requests = parse_requests(packages)
+    target = ClassesOutput(chosen, output, force=force, pin_filenames=pin_filenames)
+    with open_classes(path, sources, environment, fetch, reporter=reporter()) as classes:
+        exported = export_classes(requests, request, target, classes)
+        fetched = classes.notes
+    if as_json:
+        echo_json(_export_json(exported))
+    for line in describe(exported):
+        click.echo(line, err=True)
+    if not fetch.quiet:
+        echo_notes([*exported.notes, *fetched])
+
+
+def _export_json(exported: ClassesExport) -> dict[str, Any]:
+    """``export --targets --json``: each class's file and content, the notes."""
+    from variant_bridge.export import to_dict
+    from variant_bridge.export.pixi_toml.classes import classes_to_dict
+
+    data: dict[str, Any] = {
+        "targets_file": exported.targets_file,
+        "format": exported.format,
+        "written": [str(p) for p in exported.written],
+        "classes": [
+            {
+                "name": c.name,
+                "output": str(c.written),
+                "variant_wheels": [
+                    {
+                        "name": p.name,
+                        "version": p.version,
+                        "label": p.label,
+                        "url": p.url,
+                        "sha256": p.sha256,
+                        "copy": p.copy,
+                    }
+                    for p in c.model.pip
+                    if p.label is not None
+                ],
+                **(
+                    {}
+                    if exported.format == "pixi-toml"
+                    else {"content": to_dict(c.model, exported.format)}
+                ),
+            }
+            for c in exported.classes
+        ],
+        "notes": list(exported.notes),
+    }
+    if exported.format == "pixi-toml":
+        name = exported.classes[0].model.name
+        data["content"] = classes_to_dict(name, [(c.name, c.model) for c in exported.classes])
+    return data

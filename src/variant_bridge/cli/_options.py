@@ -427,17 +427,25 @@ def no_deps_option(function: F) -> F:
 
 
 def output_option(
-    *, metavar: str, what: str, into: str = "output", required: bool = False, directory: bool
+    *,
+    metavar: str,
+    what: str,
+    into: str = "output",
+    required: bool = False,
+    directory: bool | None,
 ) -> Callable[[F], F]:
     """``-o/--output``: where the command writes its result (one meaning everywhere; *what*
-    says what is written there)."""
+    says what is written there). *directory*: a folder, a file, or ``None``: either (the
+    command says which it takes)."""
     return click.option(
         "--output",
         "-o",
         into,
         required=required,
         metavar=metavar,
-        type=click.Path(path_type=Path, dir_okay=directory, file_okay=not directory),
+        type=click.Path(
+            path_type=Path, dir_okay=directory is not False, file_okay=directory is not True
+        ),
         help=f"Where the result goes: {what}.",
     )
 
