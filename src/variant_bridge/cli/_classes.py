@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from variant_bridge.export import ExportFormat
     from variant_bridge.jobs.export import ExportRequest
     from variant_bridge.jobs.select import PackageChoice
+    from variant_bridge.jobs.solve import SolveRequest, SolveResult
     from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
     from variant_bridge.jobs.target import Target
     from variant_bridge.jobs.targets import ClassChoices
@@ -33,6 +34,7 @@ __all__ = [
     "echo_classes",
     "echo_side_by_side",
     "export_classes_command",
+    "solve_classes_command",
     "warn_classes",
 ]
 
@@ -285,3 +287,56 @@ def _export_json(exported: ClassesExport) -> dict[str, Any]:
         name = exported.classes[0].model.name
         data["content"] = classes_to_dict(name, [(c.name, c.model) for c in exported.classes])
     return data
+
+
+def solve_classes_command(
+    request: SolveRequest,
+    path: Path,
+    sources: SourceSpec,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
+    *,
+    as_json: bool,
+    result_json: Callable[[SolveResult, Environment], dict[str, Any]],
+) -> None:
+    """``solve --targets``: each class's solution; the lock and manifest with ``--write-lock``
+    (``--json``: each class in *result_json*'s shape, ``solve``'s)."""
+    from variant_bridge.cli._fetching import reporter
+    from variant_bridge.cli._output import echo_json, echo_notes, heading
+    from variant_bridge.jobs.targets import open_classes
+    from variant_bridge.jobs.targets_lock import solve_classes
+
+    with open_classes(path, sources, environment, fetch, reporter=reporter()) as classes:
+        solved = solve_classes(request, classes)
+        fetched = classes.notes
+    if as_json:
+        echo_json(
+            {
+                "targets_file": solved.targets_file,
+                "classes": [
+                    {"name": c.name, **result_json(c.result, c.target.env)} for c in solved.classes
+                ],
+                "lockfile": str(solved.lockfile) if solved.lockfile else None,
+                "manifest": str(solved.manifest) if solved.manifest else None,
+                "notes": [*solved.notes, *fetched],
+            }
+        )
+        return
+    for i, one in enumerate(solved.classes):
+        if i:
+            click.echo()
+        result = one.result
+        heading(f"Class {one.name}: solution for {' '.join(result.specs)} on {result.platform}")
+        facts = ", ".join(class_facts(one.target.env)) or "nothing declared"
+        click.echo(f"  declared: {facts}")
+        for package in result.conda:
+            click.echo(f"  conda  {package.name} {package.version} {package.build}")
+        for wheel in result.wheels:
+            click.echo(f"  wheel  {wheel.candidate.name}")
+            click.echo(f"         why: {wheel.reason}")
+    if solved.lockfile:
+        click.echo(f"\nWrote {solved.lockfile} (a platform per class: "
+                   f"{', '.join(c.name for c in solved.classes)})")  # fmt: skip
+    if solved.manifest:
+        click.echo(f"Wrote {solved.manifest} (the manifest the lock satisfies)")
+    echo_notes([*solved.notes, *(n for c in solved.classes for n in c.result.notes), *fetched])
