@@ -48,11 +48,15 @@ def test_one_lock_with_a_named_platform_per_class(
     assert [c["name"] for c in data["classes"]] == ["h100", "mi300", "pvc", "cpu"]
     labels = {c["name"]: [w["label"] for w in c["wheels"] if w["name"] == "torch"] for c in
               data["classes"]}  # fmt: skip
-    # the conda solve: h100 a CUDA 12 build and its toolkit, mi300 the ROCm build beside the
-    # ROCm runtime; intel :: device_ip has no conda counterpart, so pvc gets the null variant
-    assert labels["mi300"] == ["rocm6.4"]
-    assert labels["pvc"] == labels["cpu"] == ["null"]
-    assert labels["h100"][0].startswith("cuda12.")
+    # the conda solve: h100 the CUDA build of the toolkit it declares (a spec of its solve),
+    # mi300 the ROCm build beside the ROCm runtime; intel :: device_ip has no conda
+    # counterpart, so pvc gets the null variant, as the class without a GPU
+    assert labels == {
+        "h100": ["cuda12.6"], "mi300": ["rocm6.4"], "pvc": ["null"], "cpu": ["null"]
+    }  # fmt: skip
+    h100 = data["classes"][0]
+    assert h100["specs"] == ["torch", "python", "cuda-version 12.6.*"]
+    assert h100["toolkit"] == "12.6"
     assert data["lockfile"] == str(lock)
     assert data["manifest"] == str(tmp_path / "pixi.toml")
 
@@ -99,7 +103,7 @@ def test_each_class_reads_back_from_the_lock(
     assert facts["__amdgpu_arch"] == "9.4.2"
     exported = cli("export", "--lockfile", str(lock), "--platform", "h100")
     assert exported.exit_code == 0, exported.stderr
-    assert "cuda-version=12." in exported.stdout
+    assert "cuda-version=12.6" in exported.stdout
     assert "# from pixi.lock default/h100 (linux-64)." in exported.stdout
 
 

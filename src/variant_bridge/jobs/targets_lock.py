@@ -1,6 +1,7 @@
 """``solve --targets``: one conda solve per node class of a targets file; with ``--write-lock``
 one pixi.lock holding a named platform per class, and the pixi.toml beside it declaring the same
-platforms (docs/clusters.md, "Lock per class").
+platforms (docs/clusters.md, "Lock per class"). A class that declares its toolkit
+(``cuda_version: "12.6"``) has it as a spec of its solve.
 
 Each class's platform in the lock is named after the class, its conda subdir the class's, its
 virtual packages what the class's pixi platform entry declares
@@ -18,13 +19,22 @@ from pathlib import Path
 
 from variant_bridge._values import value
 from variant_bridge.detect.targets_file import NodeClass
+from variant_bridge.environment import Source
 from variant_bridge.errors import ConflictingOptions, ExportError, SolveError
 from variant_bridge.export import write_export
+from variant_bridge.export.dependencies import major_minor
 from variant_bridge.export.model import PlatformDeclaration
 from variant_bridge.export.pixi_toml.classes import check_classes, class_notes, render_classes
 from variant_bridge.export.platform import class_declaration
 from variant_bridge.jobs.lock_manifest import MANIFEST, lock_model
-from variant_bridge.jobs.solve import SolveRequest, SolveResult, lock_sources, locked_wheels, solve
+from variant_bridge.jobs.solve import (
+    SolveRequest,
+    SolveResult,
+    lock_sources,
+    locked_wheels,
+    solve,
+    spec_names,
+)
 from variant_bridge.jobs.specs import Misuse
 from variant_bridge.jobs.target import Target
 from variant_bridge.jobs.targets import NodeClasses, NodeContext, each_class
@@ -95,10 +105,25 @@ def solve_classes(request: SolveRequest, classes: NodeClasses) -> ClassesSolve:
     if lock is not None:
         _check_lock(lock, classes.path, declarations)
     each = replace(request, into=None, write_lock=None)
-    solved = each_class(classes, lambda one: ClassSolve(one.node, one.target, solve(each, one.ctx)))
+    solved = each_class(
+        classes,
+        lambda one: ClassSolve(one.node, one.target, solve(_for_class(each, one.target), one.ctx)),
+    )
     if lock is None:
         return ClassesSolve(classes.path, solved)
     return _write(lock, request, classes, solved, dict(declarations))
+
+
+def _for_class(request: SolveRequest, target: Target) -> SolveRequest:
+    """*request* for one class: the toolkit the class declares (``cuda_version: "12.6"``) is
+    a spec of its solve (``cuda-version 12.6.*``) unless the specs name the toolkit already."""
+    toolkit = target.env.toolkit
+    if toolkit is None or toolkit.source != Source.TARGET:
+        return request
+    if toolkit.package in spec_names(request.specs):
+        return request
+    pin = f"{toolkit.package} {major_minor(toolkit.version)}.*"
+    return replace(request, specs=(*request.specs, pin))
 
 
 def _check_lock(
