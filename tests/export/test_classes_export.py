@@ -266,3 +266,37 @@ def test_packages_without_targets_are_a_usage_error() -> None:
     result = Cli()("export", "torch", "-f", "wheels")
     assert result.exit_code == 2
     assert "PKG arguments are chosen for each node class of --targets FILE" in result.stderr
+
+
+def test_from_an_index_every_file_is_fetched_once(
+    cluster: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Two classes that get the same build (the null variant, for a CPU class and a class whose
+    Intel GPU is not declared) share its download; the index's hashes pin every wheel."""
+    from collections import Counter
+
+    from tests.worlds.index_server import IndexServer
+
+    wheels, _ = cluster
+    nodes = write_targets(
+        tmp_path,
+        "classes:\n"
+        "  h100: {platform: linux-64, cuda: '12.8', cuda_arch: '9.0', cuda_version: '12.6'}\n"
+        "  cpu: {platform: linux-64, archspec: zen3}\n"
+        "  arc: {platform: linux-64, archspec: alderlake}\n",
+    )
+    out = tmp_path / "cluster"
+    with IndexServer(wheels, core_metadata=True) as server:
+        result = Cli()("export", "torch", "--index-url", server.url, "--targets", str(nodes),
+                       "--python", "3.12", "-o", str(out), "--no-cache")  # fmt: skip
+        requested = Counter(server.paths_requested())
+        url = server.url
+    assert result.exit_code == 0, result.stderr
+    assert [p for p, n in requested.items() if n > 1] == []
+    assert requested["/files/torch-2.9.0-py3-none-any-null.whl"] == 1
+    for name in ("cpu", "arc"):
+        text = (out / name / "environment.yml").read_text()
+        assert "torch 2.9.0 [null]" in text
+        assert f"--index-url {url}" in text
+    h100 = pip_lines(yaml.safe_load((out / "h100" / "environment.yml").read_text()))
+    assert any(line.startswith("nvidia-cublas==12.6.4.1 --hash=sha256:") for line in h100)
