@@ -346,7 +346,12 @@ def describe(exported: ClassesExport) -> list[str]:
     if exported.format == "pixi-toml":
         names = ", ".join(quote(c.name) for c in exported.classes)
         return [f"wrote {exported.written[0]}: {len(exported.classes)} platforms ({names})"]
-    return [
-        f"wrote {c.written}: class {c.name!r}, {len(c.model.pip)} PyPI packages"
-        for c in exported.classes
-    ]
+    return [f"wrote {c.written}: class {c.name!r}, {_count(c.model)}" for c in exported.classes]
+
+
+def _count(model: ExportModel) -> str:
+    packages, variants = len(model.pip), sum(1 for p in model.pip if p.label is not None)
+    return (
+        f"{packages} PyPI package{'s' if packages != 1 else ''} "
+        f"({variants} variant wheel{'s' if variants != 1 else ''})"
+    )
