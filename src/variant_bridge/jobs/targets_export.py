@@ -155,6 +155,9 @@ def export_classes(
     names = [one.name for one in classes]
     for path in dict.fromkeys(output.file(name) for name in names):
         _check_file(path, force=output.force)
+    if output.format == "pixi-toml":  # what pixi refuses, before anything is chosen
+        declared = [(one.name, class_declaration(one.target.env, one.name)) for one in classes]
+        check_classes(classes.path, declared)
     results = select_classes(requests, classes, deps=deps)
     _check_chosen(classes.path, results)
     request = for_output(request, output.of_class(names[0]))
