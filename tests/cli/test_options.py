@@ -23,7 +23,7 @@ GROUPS = {
     "--target": (*READS, "solve"),
     "--strict": (*READS, "solve"),
     "--cuda-policy": ("detect", "select", "install", "env", "run"),
-    "--python": ("select", "install"),
+    "--python": ("select", "install", "export"),
     "--cache-dir": FETCHES,
     "--no-cache": FETCHES,
     "--quiet": FETCHES,
@@ -77,12 +77,21 @@ def test_a_shared_option_is_the_same_option_in_every_command(flag: str) -> None:
 
 
 def test_output_means_where_the_result_goes_in_every_command() -> None:
-    for name, metavar in (("export", "FILE"), ("index", "CHANNEL"), ("convert", "CHANNEL")):
+    for name, metavar in (("export", "FILE|DIR"), ("index", "CHANNEL"), ("convert", "CHANNEL")):
         param = option(name, "-o")
         assert param is not None
         assert sorted(param.opts) == ["--output", "-o"]
         assert param.metavar == metavar
         assert (param.help or "").startswith("Where the result goes: ")
+
+
+def test_targets_names_a_targets_file_in_every_command() -> None:
+    for name in ("detect", "select", "export", "solve"):
+        param = option(name, "--targets")
+        assert param is not None, f"{name} has no --targets"
+        assert (param.opts, param.name, param.metavar) == (["--targets"], "targets_file", "FILE")
+        assert (param.help or "").startswith("A targets file (YAML) naming a cluster's node ")
+        assert (param.help or "").endswith("Not with --prefix, --lockfile, --platform or --target.")
 
 
 # Each command's required inputs, so that only the options under test are wrong.

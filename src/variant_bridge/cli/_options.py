@@ -13,8 +13,8 @@ repeatability and defaults.
   target and facts fill the spec where the user gave none;
 - :func:`fetch_options` -> ``fetch: FetchSpec``: ``--cache-dir``, ``--no-cache``, ``-q``, ``-v``,
   and for commands that install ``--no-require-hashes``;
-- :func:`output_option`, :data:`priority_option`, :data:`no_deps_option`: single options several
-  commands share.
+- :func:`output_option`, :func:`targets_option`, :data:`priority_option`, :data:`no_deps_option`:
+  single options several commands share.
 
 A spec that contradicts itself (:class:`~variant_bridge.errors.ConflictingOptions`, raised where
 the spec is checked, here or in the job) is the command's usage error: exit 2 with its usage line.
@@ -52,6 +52,7 @@ __all__ = [
     "priority_option",
     "project_option",
     "source_options",
+    "targets_option",
     "usage_errors",
 ]
 
@@ -434,18 +435,40 @@ def no_deps_option(function: F) -> F:
 
 
 def output_option(
-    *, metavar: str, what: str, into: str = "output", required: bool = False, directory: bool
+    *,
+    metavar: str,
+    what: str,
+    into: str = "output",
+    required: bool = False,
+    directory: bool | None,
 ) -> Callable[[F], F]:
     """``-o/--output``: where the command writes its result (one meaning everywhere; *what*
-    says what is written there)."""
+    says what is written there). *directory*: a folder, a file, or ``None``: either (the
+    command says which it takes)."""
     return click.option(
         "--output",
         "-o",
         into,
         required=required,
         metavar=metavar,
-        type=click.Path(path_type=Path, dir_okay=directory, file_okay=not directory),
+        type=click.Path(
+            path_type=Path, dir_okay=directory is not False, file_okay=directory is not True
+        ),
         help=f"Where the result goes: {what}.",
+    )
+
+
+def targets_option(*, what: str) -> Callable[[F], F]:
+    """``--targets FILE`` (the command receives ``targets_file``): a cluster's node classes, each
+    its own declared target (docs/clusters.md); *what* says what the command does per class. It
+    excludes the options that describe one environment (checked with the environment spec)."""
+    return click.option(
+        "--targets",
+        "targets_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help=f"A targets file (YAML) naming a cluster's node classes: {what} "
+        "(docs/clusters.md). Not with --prefix, --lockfile, --platform or --target.",
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from variant_bridge.cli._options import environment_options
+from variant_bridge.cli._options import environment_options, targets_option
 from variant_bridge.cli._output import echo_environment, echo_json, environment_json, json_option
 from variant_bridge.jobs.specs import EnvironmentSpec
 
@@ -16,15 +16,7 @@ __all__ = ["detect"]
 
 @click.command(short_help="Show what an environment supports, as variant properties.")
 @environment_options()
-@click.option(
-    "--targets",
-    "targets_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="A targets file (YAML) naming a cluster's node classes: show each class's facts "
-    "(docs/clusters.md). Not with --prefix, --lockfile, --platform or --target.",
-)
+@targets_option(what="show each class's facts")
 @json_option
 def detect(*, environment: EnvironmentSpec, targets_file: Path | None, as_json: bool) -> None:
     """Show what an environment supports: its virtual packages, its solved CUDA toolkit, and the
@@ -72,24 +64,10 @@ def _detect_classes(path: Path, environment: EnvironmentSpec, *, as_json: bool) 
     from variant_bridge.cli import CliError
     from variant_bridge.detect.targets_file import node_environments, read_targets_file
     from variant_bridge.errors import InvalidTarget
+    from variant_bridge.jobs.targets import check_alone
     from variant_bridge.translate import supported_properties
 
-    given = [
-        option
-        for option, value in (
-            ("--prefix", environment.prefix),
-            ("--lockfile", environment.lockfile),
-            ("--environment", environment.environment),
-            ("--platform", environment.platform),
-            ("--target", environment.targets),
-        )
-        if value
-    ]
-    if given:
-        raise click.UsageError(
-            f"--targets describes each class itself; it cannot be combined with {given[0]}",
-            click.get_current_context(),
-        )
+    check_alone(environment)  # a usage error
     try:
         classes = node_environments(read_targets_file(path))
     except InvalidTarget as e:

@@ -17,6 +17,7 @@ from variant_bridge.cli._options import (
     fetch_options,
     output_option,
     source_options,
+    targets_option,
 )
 from variant_bridge.cli._output import echo_json, json_option
 
@@ -39,7 +40,7 @@ _NOT_RECORDED = frozenset({"as_json", "force", "cache_dir", "no_cache", "quiet",
 def _command_line(ctx: click.Context) -> str:
     """A canonical, deterministic rendering of the options given (for the file header): in the
     order ``--help`` lists them, defaults left out."""
-    words = ["variant-bridge", "export"]
+    words = ["variant-bridge", "export", *ctx.params.get("packages", ())]
     for param in ctx.command.params:
         value = ctx.params.get(str(param.name))
         if (
@@ -60,7 +61,12 @@ def _command_line(ctx: click.Context) -> str:
 
 
 @click.command(short_help="Write the environment as environment.yml, pixi.toml or pylock.toml.")
-@environment_options(cuda_policy=False)
+@click.argument("packages", nargs=-1, metavar="[PKG[==VER]...]")
+@environment_options(cuda_policy=False, python=True)
+@targets_option(
+    what="choose PKG... for each class and write one file per class (-o DIR) or one pixi "
+    "manifest with a platform per class (-o pixi.toml)"
+)
 @click.option(
     "--format",
     "format_",
@@ -71,9 +77,10 @@ def _command_line(ctx: click.Context) -> str:
     ),
 )
 @output_option(
-    metavar="FILE",
-    what="the file written (atomically; never overwritten without --force). Default: stdout",
-    directory=False,
+    metavar="FILE|DIR",
+    what="the file written (atomically; never overwritten without --force), or with --targets "
+    "the folder of the classes' files. Default: stdout",
+    directory=None,
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing -o FILE.")
 @click.option(
@@ -147,7 +154,9 @@ def _command_line(ctx: click.Context) -> str:
 @json_option
 def export(
     *,
+    packages: tuple[str, ...],
     environment: EnvironmentSpec,
+    targets_file: Path | None,
     fetch: FetchSpec,
     sources: SourceSpec,
     format_: ExportFormat | None,
@@ -191,12 +200,30 @@ def export(
       variant-bridge export --prefix .pixi/envs/default --update pixi.toml
       variant-bridge export --index-url https://wheels.example/simple --update pyproject.toml
       variant-bridge export -f ./wheels -o pylock.toml
+      variant-bridge export torch --targets nodes.yaml --python 3.12 -f ./wheels -o cluster/
     """
     # Here, not at the top: every command module is imported when the CLI starts.
     from variant_bridge.export import format_for
     from variant_bridge.jobs.context import Context
     from variant_bridge.jobs.export import ExportOutput, ExportRequest, run_export
 
+    if targets_file is not None or packages:
+        from variant_bridge.cli._classes import export_classes_command
+
+        given = {"--update": update, "--wheels-dir": wheels_dir, "--from-history": from_history}
+        export_classes_command(
+            packages, targets_file, sources, environment, fetch,
+            output=output, format_=format_, given=given, force=force,
+            pin_filenames=pin_filenames, as_json=as_json,
+            request=ExportRequest(
+                name=name, pin=pin or ("version" if no_builds else "exact"),  # type: ignore[arg-type]
+                host_requirements=not no_host_requirements,
+                strict_host_requirements=strict_host_requirements, allow_unpinned=allow_unpinned,
+                producer=f"variant-bridge {__version__}: "
+                + _command_line(click.get_current_context()),
+            ),
+        )  # fmt: skip
+        return
     if environment.platform is not None and environment.lockfile is None:
         raise click.UsageError("--platform needs --lockfile (a prefix's platform is its records')")
     if no_host_requirements and strict_host_requirements:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +19,7 @@ from variant_bridge.cli._options import (
     fetch_options,
     no_deps_option,
     source_options,
+    targets_option,
 )
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from variant_bridge.jobs.select import (
         Duplicate,
         PackageChoice,
+        PackageRequest,
         RequiredBy,
         VariantToolkit,
     )
@@ -240,6 +243,7 @@ def _gpu_fallback(choice: PackageChoice, supported: SupportedProperties) -> str 
 @source_options()
 @no_deps_option
 @environment_options(python=True)
+@targets_option(what="choose for each class, side by side")
 @fetch_options()
 @json_option
 def select(
@@ -248,6 +252,7 @@ def select(
     sources: SourceSpec,
     no_deps: bool,
     environment: EnvironmentSpec,
+    targets_file: Path | None,
     fetch: FetchSpec,
     as_json: bool,
 ) -> None:
@@ -261,12 +266,17 @@ def select(
       variant-bridge select torch --index-url https://download.pytorch.org/whl/variant/
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
+      variant-bridge select torch -f ./wheels --targets nodes.yaml --python 3.12
     """
     from variant_bridge.jobs.context import Context
     from variant_bridge.jobs.select import parse_requests
     from variant_bridge.jobs.select import select as choose
 
     requests = parse_requests(packages)
+    if targets_file is not None:
+        _select_classes(requests, targets_file, sources, environment, fetch,
+                        deps=not no_deps, as_json=as_json)  # fmt: skip
+        return
     with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
         # The chosen wheels' requirements are read (downloading a wheel only when the index
         # offers neither PEP 658 metadata nor ranges), so select resolves the tree install
@@ -286,3 +296,29 @@ def select(
         names = ", ".join(f"{c.files.project} {c.files.version}" for c in failed)
         where = "under candidates in the JSON" if as_json else "above"
         raise CliError(f"no compatible wheel for {names} (each file's reason is listed {where})")
+
+
+def _select_classes(
+    requests: Sequence[PackageRequest],
+    path: Path,
+    sources: SourceSpec,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
+    *,
+    deps: bool,
+    as_json: bool,
+) -> None:
+    """``select --targets``: one choice per class, side by side (docs/clusters.md)."""
+    from variant_bridge.cli import _classes
+    from variant_bridge.jobs.targets import open_classes, select_classes
+
+    with open_classes(path, sources, environment, fetch, reporter=reporter()) as classes:
+        results = select_classes(requests, classes, deps=deps)
+        if as_json:
+            echo_json(_classes.classes_json(str(path), results, choice_json))
+        else:
+            _classes.echo_classes(str(path), [(r.name, r.target) for r in results])
+            _classes.echo_side_by_side(results)
+        _classes.warn_classes(results)
+        echo_notes(classes.notes)
+    _classes.echo_class_failures(results, as_json=as_json)

@@ -13,6 +13,7 @@ from variant_bridge.cli._options import (
     fetch_options,
     priority_option,
     source_options,
+    targets_option,
 )
 from variant_bridge.cli._output import echo_json, echo_notes, heading, json_option
 from variant_bridge.cli.index import release_json
@@ -111,6 +112,10 @@ def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> No
     reads=False,
     moved={"--prefix": "--into PREFIX", "--lockfile": "--write-lock FILE"},
 )
+@targets_option(
+    what="solve for each class; with --write-lock, one pixi.lock (and pixi.toml) with a "
+    "platform per class"
+)
 @priority_option
 @click.option(
     "--into",
@@ -137,6 +142,7 @@ def solve(
     channels: tuple[str, ...],
     sources: SourceSpec,
     environment: EnvironmentSpec,
+    targets_file: Path | None,
     priority: str,
     into: Path | None,
     write_lock: Path | None,
@@ -157,6 +163,7 @@ def solve(
       variant-bridge solve torch -f ./wheels -c ./conda-channel
       variant-bridge solve torch "cuda-version 12.6.*" -f ./wheels -c ./ch -t cuda=12.9
       variant-bridge solve torch -f ./wheels -c ./ch --into ./env --write-lock pixi.lock
+      variant-bridge solve torch -f ./wheels -c ./ch --targets nodes.yaml --write-lock pixi.lock
     """
     from variant_bridge.cli import _native
     from variant_bridge.jobs.context import Context
@@ -167,6 +174,12 @@ def solve(
     channel_dirs = tuple(_channel_dir(c) for c in channels)
     request = SolveRequest(specs, channel_dirs, Encoding(priority), into, write_lock, installer)
     _native.request_clean_exit()
+    if targets_file is not None:
+        from variant_bridge.cli._classes import solve_classes_command
+
+        solve_classes_command(request, targets_file, sources, environment, fetch,
+                              as_json=as_json, result_json=result_json)  # fmt: skip
+        return
     with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
         result = run_solve(request, ctx)
         env, fetched = ctx.target.env, ctx.notes

@@ -282,6 +282,8 @@ def _view(env: Environment) -> BridgedView:
         cuda_arch=env.cuda_arch,
         archspec=env.archspec,
         glibc=env.glibc,
+        amdgpu_arch=env.virtual_package("__amdgpu_arch"),
+        rocm=f"{env.rocm} ({env.rocm.source})" if env.rocm is not None else None,
     )
 
 

@@ -156,11 +156,16 @@ def notes(model: ExportModel) -> list[str]:
         return []
     return [
         f"{h.spec} ({', '.join(h.wheels)}) is stated in the header, not as a dependency: stock "
-        f"conda has no {spec_name(h.spec)} (the {h.plugin} plugin provides it) and could not "
-        "create the environment; pass --strict-host-requirements to write it"
+        f"conda has no {spec_name(h.spec)} ({_plugin(h.plugin, 'plugin')} provides it) and "
+        "could not create the environment; pass --strict-host-requirements to write it"
         for h in model.host_requirements
         if h.expressible and h.plugin is not None
     ]
+
+
+def _plugin(plugin: str, kind: str) -> str:
+    """``the nvidia-virtual-packages {kind}``; ``a conda plugin`` when none is known."""
+    return plugin if plugin.startswith("a ") else f"the {plugin} {kind}"
 
 
 def _comment_line(line: str) -> str:
@@ -174,7 +179,7 @@ def _describe(requirement: HostRequirement, *, strict: bool) -> str:
         return f"{requirement.spec} (conda cannot express this; NOT enforced)  <- {wheels}"
     if requirement.plugin is not None:
         written = "a dependency" if strict else "NOT a dependency, stock conda lacks it"
-        needs = f"needs the {requirement.plugin} conda plugin; {written}"
+        needs = f"needs {_plugin(requirement.plugin, 'conda plugin')}; {written}"
         return f"{requirement.spec} ({needs})  <- {wheels}"
     return f"{requirement.spec}  <- {wheels}"
 

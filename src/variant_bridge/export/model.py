@@ -251,6 +251,10 @@ class BridgedView:
     cuda_arch: VirtualPackage | None
     archspec: VirtualPackage | None
     glibc: VirtualPackage | None
+    amdgpu_arch: VirtualPackage | None = None
+    """An AMD GPU (said only when there is one)."""
+    rocm: str | None = None
+    """The ROCm runtime, with its source (said only when there is one)."""
 
     def lines(self) -> tuple[str, ...]:
         def show(label: str, vp: VirtualPackage | None, *, build: bool = False) -> str:
@@ -259,10 +263,14 @@ class BridgedView:
             text = f"{vp.name}={vp.version}" + (f"={vp.build}" if build else "")
             return f"{label}: {text} ({vp.source})"
 
+        amd = (show("AMD GPU", self.amdgpu_arch),) if self.amdgpu_arch is not None else ()
+        rocm = (f"ROCm runtime: {self.rocm}",) if self.rocm is not None else ()
         return (
             show("driver", self.driver),
             f"toolkit: {self.toolkit or 'none'}",
             show("GPU architecture", self.cuda_arch),
+            *amd,
+            *rocm,
             show("CPU", self.archspec, build=True),
             show("C library", self.glibc),
         )
@@ -284,10 +292,14 @@ class PlatformDeclaration:
     unenforceable: tuple[HostRequirement, ...] = ()
     name: str | None = None
     """The platform entry's ``name`` (a lock's platform name); ``None``: pixi derives one."""
+    raw: tuple[tuple[str, str], ...] = ()
+    """Virtual packages pixi has no key for, as its raw ``__name = "version"`` entries
+    (``__amdgpu_arch``): stored with the platform (and matched against a lock's), not checked
+    against the host."""
 
     @property
     def is_rich(self) -> bool:
-        return any((self.cuda, self.cuda_arch, self.archspec, self.glibc))
+        return any((self.cuda, self.cuda_arch, self.archspec, self.glibc, self.raw))
 
 
 @dataclass(frozen=True, slots=True)

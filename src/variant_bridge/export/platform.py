@@ -17,14 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from variant_bridge.environment import Environment
+from variant_bridge.environment import Environment, Source
 from variant_bridge.errors import ExportError, clip, quote
 from variant_bridge.export.dependencies import major_minor
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import HostRequirement, PlatformDeclaration
 from variant_bridge.mappings import load_tables
 
-__all__ = ["platform_declaration", "unenforced"]
+__all__ = ["CLASS_RAW", "class_declaration", "platform_declaration", "unenforced"]
 
 _LOWER_BOUND_RE = re.compile(r">=?\s*([0-9][0-9a-z.]*)")
 _PIXI_DEFAULT_GLIBC = "2.28"
@@ -63,6 +63,36 @@ def platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> P
     ):
         glibc = _lowest("__glibc", glibc_specs, subdir)
     declaration = PlatformDeclaration(subdir, cuda, arch, archspec, glibc)
+    return replace(declaration, unenforceable=unenforced(host, declaration))
+
+
+CLASS_RAW = ("__amdgpu", "__amdgpu_arch")
+"""Virtual packages a node class's platform declares as pixi's raw entries (no key for them)."""
+
+
+def class_declaration(
+    env: Environment, name: str, host: Sequence[HostRequirement] = ()
+) -> PlatformDeclaration:
+    """The platform entry of a node class named *name* (docs/clusters.md): the machine the class
+    declares, as far as a pixi platform states it (the driver, its lowest GPU, the CPU, glibc;
+    an AMD GPU as raw entries), nothing of pixi's platform defaults; what the wheels' *host*
+    requirements need beyond that is :attr:`~PlatformDeclaration.unenforceable`."""
+    declared = {vp.name: vp for vp in env.virtual_packages if vp.source == Source.TARGET}
+
+    def version(vp: str) -> str | None:
+        found = declared.get(vp)
+        return found.version if found is not None else None
+
+    archspec = declared.get("__archspec")
+    declaration = PlatformDeclaration(
+        env.platform,
+        cuda=version("__cuda"),
+        cuda_arch=version("__cuda_arch") if version("__cuda") else None,
+        archspec=archspec.build if archspec is not None else None,
+        glibc=version("__glibc"),
+        name=name,
+        raw=tuple((vp, declared[vp].version) for vp in CLASS_RAW if vp in declared),
+    )
     return replace(declaration, unenforceable=unenforced(host, declaration))
 
 

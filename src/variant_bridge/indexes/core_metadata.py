@@ -157,15 +157,12 @@ class CoreMetadataReader:
 
     def _pep658(self, candidate: Candidate) -> CoreMetadata:
         url = candidate.url + ".metadata"
-        response = self.downloads.transport.get(url, max_bytes=MAX_CORE_METADATA)
-        assert response is not None  # not_found_ok is off
+        body = self.downloads.document(url, max_bytes=MAX_CORE_METADATA)
         expected = candidate.core_metadata_sha256
         if expected is not None:
-            actual = hashlib.sha256(response.body).hexdigest()
+            actual = hashlib.sha256(body).hexdigest()
             if actual != expected:
                 raise InvalidMetadata(
                     f"{url}: sha256 {actual} does not match the {expected} the index advertised"
                 )
-        return CoreMetadata.parse(
-            response.body.decode("utf-8", "replace"), MetadataSource.PEP658, url
-        )
+        return CoreMetadata.parse(body.decode("utf-8", "replace"), MetadataSource.PEP658, url)

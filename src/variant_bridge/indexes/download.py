@@ -178,6 +178,7 @@ class Downloads:
     """
 
     __slots__ = (
+        "_documents",
         "_fetched",
         "_hashes",
         "_members",
@@ -197,6 +198,7 @@ class Downloads:
         self.notes: list[str] = []
         """What the user should know about how things were fetched (printed as notes)."""
         self._fetched: dict[str, Path] = {}
+        self._documents: dict[str, bytes] = {}
         self._hashes: dict[str, str] = {}
         self._members: dict[str, WheelMembers] = {}
         self._no_ranges: set[str] = set()
@@ -255,6 +257,19 @@ class Downloads:
             actual = _fetch_into(candidate, tmp, self.transport)
             os.replace(tmp, target)
         return target, actual
+
+    def document(self, url: str, *, max_bytes: int) -> bytes:
+        """A small document (a PEP 658 ``.metadata`` file), fetched once in this command
+        however many readers ask for it (``select`` for several node classes).
+
+        :raises IndexReadError: it cannot be fetched (naming the URL and the reason).
+        """
+        found = self._documents.get(url)
+        if found is None:
+            response = self.transport.get(url, max_bytes=max_bytes)
+            assert response is not None  # not_found_ok is off
+            found = self._documents[url] = response.body
+        return found
 
     def fetched(self, candidate: Candidate) -> Path | None:
         """The copy of *candidate* downloaded earlier in this command, if any."""

@@ -33,6 +33,7 @@ from variant_bridge.indexes.download import Downloads
 from variant_bridge.indexes.sources import IndexSource, IndexStrategy, open_sources
 from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
+from variant_bridge.metadata import VariantMetadata
 from variant_bridge.properties import VariantDescription
 
 __all__ = ["ProjectListing", "find_candidates", "find_files"]
@@ -65,6 +66,9 @@ class ProjectListing:
         self.listing = Listing(canonicalize_name(project), python, str(python))
         self.strategy = strategy
         self.notes: list[str] = []
+        # Each release's *-variants.json, read once however often its files are asked for
+        # (select for several node classes asks once per class).
+        self._variants: dict[Version, tuple[VariantMetadata | None, list[str]]] = {}
         consulted: list[str] = []
         found_on: str | None = None
         passed: list[str] = []
@@ -123,10 +127,13 @@ class ProjectListing:
         """
         listing = self.listing
         wheels, skipped = version_wheels(listing, spec, version, tags=tags)
-        files = sorted(
-            (f for v, f in listing.variants_files if v == version), key=lambda f: f.filename
-        )
-        meta, where = read_variants_files(files, downloads.transport)
+        read = self._variants.get(version)
+        if read is None:
+            files = sorted(
+                (f for v, f in listing.variants_files if v == version), key=lambda f: f.filename
+            )
+            read = self._variants[version] = read_variants_files(files, downloads.transport)
+        meta, where = read[0], list(read[1])
         plain = [_candidate(w) for w in wheels]
         meta, problems, read_from = complete_metadata(plain, meta, where, downloads)
         variants = {d.label: d for d in meta.variants} if meta is not None else {}

@@ -40,6 +40,7 @@ from variant_bridge.export.origins import Places, complete_locked, establish_ori
 from variant_bridge.export.pixi_toml.render import check_declarable
 from variant_bridge.export.validate import check_name, is_url, safe_name
 from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR, copies_announcement
+from variant_bridge.indexes import Downloads
 from variant_bridge.jobs.context import Context, Sources
 
 __all__ = [
@@ -47,8 +48,11 @@ __all__ = [
     "ExportRequest",
     "ExportResult",
     "OutputConflict",
+    "for_output",
+    "index_options",
     "prepare_export",
     "run_export",
+    "write_model",
 ]
 
 
@@ -227,7 +231,7 @@ def prepare_export(request: ExportRequest, ctx: Context) -> ExportModel:
             request.pin, request.every_wheel, request.allow_unpinned, hashes=request.hashes
         ),
         host_requirements=request.host_requirements,
-        index_options=_index_options(sources),
+        index_options=index_options(sources),
         producer=request.producer,
         extra_notes=notes,
         strict_host_requirements=request.strict_host_requirements,
@@ -235,7 +239,7 @@ def prepare_export(request: ExportRequest, ctx: Context) -> ExportModel:
     )
 
 
-def _index_options(sources: Sources) -> IndexOptions:
+def index_options(sources: Sources) -> IndexOptions:
     """The sources as the file names them for pip and pixi: local find-links made absolute (the
     file is read from elsewhere: pip runs in the environment.yml's directory, pixi resolves
     paths against the manifest's)."""
@@ -269,7 +273,26 @@ def run_export(
     if output.path is not None:
         check_target(output.path, force=output.force)
     manifest = read_manifest(output.update) if output.update is not None else None
-    model = prepare_export(_for_output(request, output), ctx)
+    model = prepare_export(for_output(request, output), ctx)
+    return write_model(model, output, ctx.downloads, manifest=manifest, after_chunk=after_chunk)
+
+
+def write_model(
+    model: ExportModel,
+    output: ExportOutput,
+    downloads: Downloads,
+    *,
+    manifest: str | None = None,
+    after_chunk: AfterChunk | None = None,
+) -> ExportResult:
+    """Write *model* where *output* says: the platform checked, the copies of its variant wheels
+    (fetched through *downloads* where remote), then the file, or the manifest updated (whose
+    text *manifest* :func:`read_manifest` read). ``run_export``'s last steps; an export of
+    something other than an environment (the wheels ``select`` chose for a node class) starts
+    here.
+
+    :raises ExportError: see :func:`run_export`; nothing is left behind.
+    """
     destination = output.destination
     if destination is not None:
         model = replace(model, base_dir=str(destination.absolute().parent))
@@ -289,7 +312,7 @@ def run_export(
             relative_to=destination.absolute().parent if destination else Path.cwd(),
             overwrite=output.force,
             after_chunk=after_chunk,
-            downloads=ctx.downloads,
+            downloads=downloads,
         )
     # The copies are removed again if the export cannot be written.
     with copies as model:
@@ -307,7 +330,7 @@ def run_export(
         return ExportResult(model, output.format, output.path, True, notes)
 
 
-def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
+def for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
     """*request* as the output needs it: a pylock.toml pins every wheel to its file; a pixi
     workspace is named after the manifest's folder."""
     if output.format == "pylock":

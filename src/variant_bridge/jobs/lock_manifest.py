@@ -18,14 +18,14 @@ from pathlib import Path
 from variant_bridge.environment import Environment
 from variant_bridge.errors import ExportError, SolveError
 from variant_bridge.export import render, update_manifest, write_export
-from variant_bridge.export.model import PlatformDeclaration
+from variant_bridge.export.model import ExportModel, PlatformDeclaration
 from variant_bridge.indexes import Downloads
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.export import ExportRequest, prepare_export
 from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
 from variant_bridge.jobs.target import Target
 
-__all__ = ["MANIFEST", "write_lock_manifest"]
+__all__ = ["MANIFEST", "lock_model", "write_lock_manifest"]
 
 MANIFEST = "pixi.toml"
 
@@ -49,6 +49,32 @@ def _declaration(env: Environment, subdir: str) -> PlatformDeclaration:
     )
 
 
+def lock_model(
+    lockfile: Path,
+    index_urls: Sequence[str],
+    find_links: Sequence[str],
+    downloads: Downloads,
+    *,
+    platform: str | None = None,
+    producer: str = "variant-bridge solve --write-lock",
+) -> ExportModel:
+    """The export of one platform of the lock *lockfile* just written (every wheel pinned to
+    its locked file); *find_links* as the lock names them.
+
+    :raises ExportError, DetectionError: the lock cannot be read back or exported.
+    """
+    folder = lockfile.absolute().parent
+    links = tuple(f if "://" in f else os.path.normpath(folder / f) for f in find_links)
+    request = ExportRequest(
+        every_wheel=True,  # each wheel pinned to its locked file, as the lock has it
+        producer=producer,
+        project_dir=folder,
+    )
+    sources = Sources.of(SourceSpec(find_links=links, extra_index_urls=tuple(index_urls)))
+    target = Target.of(EnvironmentSpec(lockfile=lockfile, platform=platform))
+    return prepare_export(request, Context(sources, downloads, target, FetchSpec()))
+
+
 def write_lock_manifest(
     lockfile: Path,
     env: Environment,
@@ -64,17 +90,9 @@ def write_lock_manifest(
     :raises SolveError: the manifest cannot be read, edited or written (naming it).
     """
     folder = lockfile.absolute().parent
-    links = tuple(f if "://" in f else os.path.normpath(folder / f) for f in find_links)
-    request = ExportRequest(
-        every_wheel=True,  # each wheel pinned to its locked file, as the lock has it
-        producer="variant-bridge solve --write-lock",
-        project_dir=folder,
-    )
     manifest = folder / MANIFEST
     try:
-        sources = Sources.of(SourceSpec(find_links=links, extra_index_urls=tuple(index_urls)))
-        target = Target.of(EnvironmentSpec(lockfile=lockfile))
-        model = prepare_export(request, Context(sources, downloads, target, FetchSpec()))
+        model = lock_model(lockfile, index_urls, find_links, downloads)
         model = replace(
             model,
             platform_declaration=_declaration(env, model.platform),

@@ -17,6 +17,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source, Toolkit
@@ -33,7 +34,10 @@ from variant_bridge.solve.solver import SolvedPackage, solve_specs
 from variant_bridge.translate import supported_properties
 from variant_bridge.translate.evidence import judge_toolkit, toolkit_bound
 
-__all__ = ["ChosenWheel", "SolveRequest", "SolveResult", "solve"]
+if TYPE_CHECKING:
+    from variant_bridge.solve.lock import LockedWheel
+
+__all__ = ["ChosenWheel", "SolveRequest", "SolveResult", "lock_sources", "locked_wheels", "solve"]
 
 _NAME_RE = re.compile(r"\s*([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 
@@ -253,13 +257,33 @@ def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
 def _lock(result: SolveResult, request: SolveRequest, ctx: Context) -> Path:
     """Write the pixi.lock (variant wheels as plain-named copies beside it, every entry with its
     hash, the indexes and find-links used) and the pixi.toml beside it; returns the manifest."""
-    from variant_bridge.indexes import FindLinks, SimpleIndex, url_to_path
     from variant_bridge.jobs.lock_manifest import write_lock_manifest
-    from variant_bridge.solve.lock import LockedWheel, place_wheel, write_lock
+    from variant_bridge.solve.lock import write_lock
 
     lock = request.write_lock
     assert lock is not None
     lock_dir = lock.absolute().parent
+    wheels = locked_wheels(result, ctx, lock_dir)
+    index_urls, find_links = lock_sources(ctx, lock_dir)
+    write_lock(
+        lock, ctx.target.env, conda=[p.record for p in result.conda], wheels=wheels,
+        channels=[c.as_uri() for c in request.channels], indexes=index_urls,
+        find_links=find_links,
+    )  # fmt: skip
+    return write_lock_manifest(lock, ctx.target.env, index_urls, find_links, ctx.downloads)
+
+
+def locked_wheels(
+    result: SolveResult, ctx: Context, lock_dir: Path, *, folder: str | None = None
+) -> list[LockedWheel]:
+    """The solution's wheels as a lock beside *lock_dir* names them: variant wheels as
+    plain-named copies in *folder* (default ``variant-wheels/``), fetched and hash-checked
+    through the context's downloads; plain wheels by path or URL. Each wheel's requirements
+    are locked with its variant markers decided (``'nvidia' in variant_namespaces``)."""
+    from variant_bridge.indexes import url_to_path
+    from variant_bridge.markers import VariantValues, variant_lines
+    from variant_bridge.solve.lock import COPIES_DIR, LockedWheel, place_wheel
+
     wheels = []
     for wheel in result.wheels:
         candidate = wheel.candidate
@@ -268,27 +292,32 @@ def _lock(result: SolveResult, request: SolveRequest, ctx: Context) -> Path:
             file = url_to_path(candidate.url)
         elif wheel.label is not None:
             file = ctx.downloads.get(candidate)  # copied beside the lock: fetched, hash-checked
-        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir)
+        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir,
+                               folder=folder or COPIES_DIR)  # fmt: skip
         wheels.append(
             LockedWheel(
                 wheel.package.name,
                 wheel.package.version,
                 location,
                 wheel.sha256,
-                wheel.requires_dist,
+                # decided for the variant: a lock's requirements are PEP 508, which has no
+                # variant_namespaces (rattler refuses the lock), and they are this file's
+                tuple(variant_lines(wheel.requires_dist, VariantValues.of(candidate.variant))),
                 candidate.requires_python,
             )
         )
+    return wheels
+
+
+def lock_sources(ctx: Context, lock_dir: Path) -> tuple[list[str], list[str]]:
+    """The indexes and the find-links locations a lock beside *lock_dir* records."""
+    from variant_bridge.indexes import FindLinks, SimpleIndex
+
     index_urls = [s.url for s in ctx.sources if isinstance(s, SimpleIndex)]
     find_links = [
         _lock_place(s.location, lock_dir) for s in ctx.sources if isinstance(s, FindLinks)
     ]
-    write_lock(
-        lock, ctx.target.env, conda=[p.record for p in result.conda], wheels=wheels,
-        channels=[c.as_uri() for c in request.channels], indexes=index_urls,
-        find_links=find_links,
-    )  # fmt: skip
-    return write_lock_manifest(lock, ctx.target.env, index_urls, find_links, ctx.downloads)
+    return index_urls, find_links
 
 
 def _lock_place(location: str, lock_dir: Path) -> str:

@@ -65,6 +65,7 @@ class Misuse(enum.Enum):
     INDEX_URL_TWICE = "--index-url twice"
     INDEX_NEEDS_PROJECT = "index without --project"
     TARGET_TWICE = "the host's target and --prefix or --lockfile"
+    TARGETS_AND_ENVIRONMENT = "--targets with --prefix, --lockfile, --platform or --target"
 
 
 @value

@@ -33,10 +33,12 @@ __all__ = [
     "COPIES_DIR",
     "DECLARED",
     "PYPI_INDEX",
+    "LockedPlatform",
     "LockedWheel",
     "declared_virtual_packages",
     "place_wheel",
     "write_lock",
+    "write_lock_platforms",
 ]
 
 DECLARED = ("__cuda", "__cuda_arch", "__archspec", "__glibc")
@@ -114,11 +116,18 @@ def _sha256(path: Path) -> str:
 
 
 def place_wheel(
-    filename: WheelFilename, url: str, file: Path | None, sha256: str, lock_dir: Path
+    filename: WheelFilename,
+    url: str,
+    file: Path | None,
+    sha256: str,
+    lock_dir: Path,
+    *,
+    folder: str = COPIES_DIR,
 ) -> str:
     """Where the lock names one chosen wheel: a variant wheel's byte-identical copy under its
-    standard filename in ``variant-wheels/`` beside the lock (copied from *file*, hash-checked);
-    a plain wheel's path (relative to the lock when inside its folder) or URL.
+    standard filename in *folder* (``variant-wheels/``, or a node class's
+    ``variant-wheels/<class>/``) beside the lock (copied from *file*, hash-checked); a plain
+    wheel's path (relative to the lock when inside its folder) or URL.
 
     :param file: the wheel on this machine (``None``: a remote plain wheel, named by *url*).
     :raises SolveError: the copy cannot be made, or its bytes lack *sha256*.
@@ -126,9 +135,9 @@ def place_wheel(
     if filename.label is not None:
         if file is None:  # pragma: no cover - the caller fetches remote variant wheels
             raise SolveError(f"cannot lock {filename}: no local file to copy")
-        target = lock_dir / COPIES_DIR / filename.base
+        target = lock_dir / folder / filename.base
         _copy_checked(file, target, sha256)
-        return f"./{COPIES_DIR}/{filename.base}"
+        return f"./{folder}/{filename.base}"
     if file is None or not url.startswith("file:"):
         return url
     return _relative(file, lock_dir) or str(file.absolute())
@@ -169,6 +178,23 @@ def _complete(
     rattler.LockFile.from_path(path).to_path(path)
 
 
+@value
+class LockedPlatform:
+    """One platform of a lock and its solution.
+
+    :param name: the lock's name for it: the subdir, or a named platform (a node class).
+    :param virtual_packages: what the platform declares (``__cuda=12.8``,
+        ``__archspec=1=zen4``), as a pixi manifest's platform entry declares them.
+    :param conda: the solved conda packages (rattler ``RepoDataRecord`` objects).
+    """
+
+    name: str
+    subdir: str
+    virtual_packages: tuple[str, ...]
+    conda: tuple[Any, ...]
+    wheels: tuple[LockedWheel, ...]
+
+
 def write_lock(
     target: Path,
     env: Environment,
@@ -186,16 +212,43 @@ def write_lock(
     :param find_links: the find-links locations (paths relative to the lock, or URLs).
     :raises SolveError: the file cannot be written (naming it).
     """
-    import rattler
+    declared = tuple(declared_virtual_packages(env))
+    platform = LockedPlatform(env.platform, env.platform, declared, tuple(conda), tuple(wheels))
+    write_lock_platforms(
+        target, [platform], channels=channels, indexes=indexes, find_links=find_links
+    )
 
-    platform = rattler.LockPlatform(env.platform, None, declared_virtual_packages(env) or None)
-    lock = rattler.LockFile([platform])
-    own = lock.platforms()[0]  # py-rattler 0.28 panics on a platform object not its own
+
+def write_lock_platforms(
+    target: Path,
+    platforms: Sequence[LockedPlatform],
+    *,
+    channels: Sequence[str],
+    indexes: Sequence[str] = (),
+    find_links: Sequence[str] = (),
+) -> None:
+    """Write the solutions of several platforms (a cluster's node classes, each a named
+    platform) to *target* as one pixi.lock, whole or not at all.
+
+    :raises SolveError: the file cannot be written (naming it).
+    """
+    import rattler
+    from rattler.platform.subdir import Subdir
+
+    lock = rattler.LockFile([
+        rattler.LockPlatform(p.name, Subdir(p.subdir), list(p.virtual_packages) or None)
+        for p in platforms
+    ])  # fmt: skip
+    # py-rattler 0.28 panics on a platform object not its own
+    own = {p.name: p for p in lock.platforms()}
     lock.set_channels(ENVIRONMENT, [rattler.LockChannel(url) for url in channels])
-    for record in conda:
-        lock.add_conda_package(ENVIRONMENT, own, record)
-    for wheel in wheels:
-        lock.add_pypi_package(ENVIRONMENT, own, wheel.name, wheel.version, wheel.location)
+    for platform in platforms:
+        for record in platform.conda:
+            lock.add_conda_package(ENVIRONMENT, own[platform.name], record)
+        for wheel in platform.wheels:
+            lock.add_pypi_package(ENVIRONMENT, own[platform.name], wheel.name, wheel.version,
+                                  wheel.location)  # fmt: skip
+    wheels = [w for p in platforms for w in p.wheels]
     target = target.absolute()
     if not target.parent.is_dir():
         raise SolveError(f"cannot write {target}: {target.parent} is not a directory")

@@ -145,6 +145,7 @@ def platform_entry(model: ExportModel, *, rich: bool = True) -> str | dict[str, 
         entry["archspec"] = d.archspec
     if d.glibc is not None:
         entry["glibc"] = d.glibc
+    entry.update(d.raw)
     return entry
 
 
@@ -338,12 +339,14 @@ def table_lines(name: str, table: dict[str, Any], notes: dict[str, str]) -> list
     out = [f"[{name}]"]
     for key, value in table.items():
         text = f"{_key(key)} = {toml_value(value)}"
-        if key == "channels" and isinstance(value, list) and len(value) > 2:
+        if key in _LONG_LISTS and isinstance(value, list) and len(value) > _LONG_LISTS[key]:
             text = f"{_key(key)} = [\n" + "".join(f"  {toml_value(v)},\n" for v in value) + "]"
         out.append(f"{text}  # {marked(notes.get(key))}")
     return out
 
 
+# Lists written one item a line from this many items on (a platform per node class).
+_LONG_LISTS = {"channels": 2, "platforms": 1}
 _BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
