@@ -10,6 +10,7 @@ import click
 
 from variant_bridge.cli._fetching import echo_notes, reporter
 from variant_bridge.cli._options import (
+    allow_mix_option,
     environment_options,
     fetch_options,
     no_deps_option,
@@ -32,6 +33,7 @@ __all__ = ["install"]
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
 @source_options()
 @no_deps_option
+@allow_mix_option
 @environment_options(python=True)
 @click.option(
     "--installer",
@@ -48,6 +50,7 @@ def install(
     packages: tuple[str, ...],
     sources: SourceSpec,
     no_deps: bool,
+    allow_mix: bool,
     environment: EnvironmentSpec,
     fetch: FetchSpec,
     installer: str | None,
@@ -85,6 +88,7 @@ def install(
             deps=not no_deps,
             installer=installer,  # type: ignore[arg-type]  # click.Choice(["uv", "pip"])
             dry_run=dry_run,
+            allow_mix=allow_mix,
         )
         target, choices = ctx.target, prepared.choices
         if not as_json:
@@ -94,7 +98,7 @@ def install(
                     f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}"
                 )
                 click.echo(f"      {_reason(choice)}")
-        _warn_duplicates(choices, target.supported)
+        _warn_duplicates(choices, target)
         result = run_install(prepared, ctx, dry_run=dry_run)
         echo_notes(ctx.notes)
     if as_json:

@@ -51,7 +51,8 @@ from variant_bridge.platform_tags import target_tags
 from variant_bridge.properties import NULL_LABEL, VariantDescription
 from variant_bridge.ranking import Judge, Judgement, Priorities, VariantRanker
 from variant_bridge.translate import explain_unsupported
-from variant_bridge.translate.evidence import toolkit_bound, wheel_toolkit
+from variant_bridge.translate.evidence import toolkit_bound, toolkit_evidence, wheel_toolkit
+from variant_bridge.translate.gpus import CudaBuild, cuda_fallback
 from variant_bridge.wheel_selection import Selection, Verdict, select_wheel
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "PackageChoice",
     "RequiredBy",
     "choose_files",
+    "cpu_fallback",
     "kept_choice",
 ]
 
@@ -328,3 +330,35 @@ def kept_choice(dist: PythonDistribution) -> PackageChoice:
     return PackageChoice(
         project, files, Selection(None, ()), requirements=dist.requires, installed=dist
     )
+
+
+def cpu_fallback(choice: PackageChoice, env: Environment, tables: MappingTables) -> str | None:
+    """Why *choice* is a CPU build on a machine whose CUDA driver is present, when the package
+    publishes CUDA builds and the target excluded every one (semantics.md §6.6); ``None`` when it
+    is a CUDA build, a kept one, or some CUDA build was compatible (its stack chose)."""
+    chosen = choice.chosen
+    if chosen is None or choice.installed is not None:
+        return None
+    namespace = tables.nvidia.namespace
+    description = chosen.variant.description if chosen.variant is not None else None
+    if is_cuda(description, namespace):
+        return None
+    builds: list[CudaBuild] = []
+    for verdict in choice.selection.verdicts:
+        variant = verdict.variant.description if verdict.variant is not None else None
+        if (
+            variant is None
+            or not is_cuda(variant, namespace)
+            or variant.label in {b.label for b in builds}
+        ):
+            continue
+        if verdict.compatible:
+            return None
+        read = choice.toolkits.get(variant.label)
+        toolkit = read.toolkit if read is not None else wheel_toolkit(variant, tables=tables)
+        floor = toolkit_evidence(variant, (), tables=tables).toolkit
+        builds.append(CudaBuild(variant.label, toolkit, floor, verdict.reason))
+    return cuda_fallback(
+        f"{choice.files.project} {choice.files.version}", description, builds,
+        driver=env.cuda, toolkit=env.toolkit,
+    )  # fmt: skip

@@ -48,7 +48,13 @@ class StackConflict:
     """Packages that require one another and share no CUDA toolkit."""
 
     projects: tuple[str, ...]
-    message: str
+    reason: str
+    """Which packages, and what each could take."""
+
+    @property
+    def message(self) -> str:
+        """The error without ``--allow-mix``."""
+        return f"{self.reason}; pass --allow-mix to keep each package's own choice"
 
 
 @value
@@ -179,11 +185,11 @@ def _conflict(group: Sequence[_Member], requires: Mapping[str, set[str]]) -> Sta
         can = ", ".join(str(o) for o in member.options)
         refused = f" [refused: {'; '.join(member.rejected)}]" if member.rejected else ""
         parts.append(f"{member.title} can take {can}{refused}")
-    message = (
+    reason = (
         f"{', '.join(edges)}, but no CUDA toolkit fits {' and '.join(titles.values())}: "
-        f"{'; '.join(parts)}; pass --allow-mix to keep each package's own choice"
+        f"{'; '.join(parts)}"
     )
-    return StackConflict(tuple(titles), message)
+    return StackConflict(tuple(titles), reason)
 
 
 @value

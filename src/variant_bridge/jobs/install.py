@@ -67,6 +67,7 @@ def prepare_install(
     deps: bool = True,
     installer: Installer | None = None,
     dry_run: bool = False,
+    allow_mix: bool = False,
 ) -> PreparedInstall:
     """Choose the tree for the target interpreter and plan its install.
 
@@ -88,6 +89,7 @@ def prepare_install(
         fetch_chosen=True,  # install needs the requirements: fetch what it installs anyway
         deps=deps,
         installed=state.distributions.values() if state is not None else None,
+        allow_mix=allow_mix,
     )
     install_plan = plan(
         choices,

@@ -28,6 +28,7 @@ from variant_bridge.jobs._choice import (
     Duplicate,
     PackageChoice,
     RequiredBy,
+    cpu_fallback,
 )
 from variant_bridge.jobs._follow import Follow
 from variant_bridge.jobs._releases import Releases
@@ -39,10 +40,12 @@ from variant_bridge.jobs.toolkits import VariantToolkit
 
 __all__ = [
     "Duplicate",
+    "Follow",
     "PackageChoice",
     "PackageRequest",
     "RequiredBy",
     "VariantToolkit",
+    "cpu_fallback",
     "parse_request",
     "parse_requests",
     "select",
@@ -200,7 +203,7 @@ def _choices(
 
 def _mixed(choices: Sequence[PackageChoice], plan: StackPlan) -> tuple[PackageChoice, ...]:
     """The choices with each conflict said on its first member (``--allow-mix``)."""
-    said = {c.projects[0]: c.message for c in plan.conflicts}
+    said = {c.projects[0]: c.reason for c in plan.conflicts}
     return tuple(
         replace(c, mixed=said[c.files.project]) if c.files.project in said else c for c in choices
     )
