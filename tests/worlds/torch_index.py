@@ -35,6 +35,7 @@ __all__ = [
     "TORCH_VARIANTS",
     "add_torchvision",
     "build_torch_index",
+    "build_uv_stack",
     "declared_lines",
     "publish_components_as_variants",
     "real_document",
@@ -101,6 +102,27 @@ def add_torchvision(corpus: Path, root: Path, *, labels: tuple[str, ...] | None 
     for name, version in (("numpy", "2.3.4"), ("pillow", "12.0.0")):
         if not list(root.glob(f"{name}-{version}-*.whl")):
             make_wheel(root, name, version)
+    return root
+
+
+def build_uv_stack(corpus: Path, root: Path) -> Path:
+    """torch 2.9.0 and torchvision 0.24.0 as uv 0.13.9 can read them: the same variants and
+    priorities in its dialect (``uv_readable_document``), in the ``*-variants.json`` and each
+    wheel's ``variant.json``; torchvision requires ``torch==2.9.0`` (and numpy, pillow), torch
+    pins nothing (uv refuses variant markers), so only the labels say the toolkits."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, version, path, requires in (
+        ("torch", "2.9.0", TORCH_VARIANTS, ()),
+        ("torchvision", "0.24.0", TORCHVISION_VARIANTS, TORCHVISION_REQUIRES[:3]),
+    ):
+        document = uv_readable_document(json.loads((corpus / path).read_text()))
+        (root / f"{name}-{version}-variants.json").write_text(json.dumps(document, indent=4))
+        for label, properties in document["variants"].items():
+            one = {**document, "variants": {label: properties}}
+            make_wheel(root, name, version, label=label, requires=requires,
+                       variant_json=json.dumps(one, indent=4))  # fmt: skip
+    for name, version in (("numpy", "2.3.4"), ("pillow", "12.0.0")):
+        make_wheel(root, name, version)
     return root
 
 
