@@ -201,6 +201,19 @@ class WheelToolkit:
             return self.accepts(toolkit) if self.floor_only else True
         return exact == toolkit
 
+    def shares(self, other: WheelToolkit) -> bool:
+        """Whether the two builds can sit in one stack: some toolkit both :meth:`matches` (the
+        same minor for two builds of one minor; the same major otherwise, within the floors)."""
+        mine, theirs = self.exact, other.exact
+        if mine is not None:
+            return other.matches(mine)
+        if theirs is not None:
+            return self.matches(theirs)
+        if self.cuda.major != other.cuda.major:
+            return False
+        floor = max(self.cuda, other.cuda, key=lambda c: c.key)
+        return self.matches(floor) and other.matches(floor)
+
     @property
     def exact(self) -> CudaVersion | None:
         """The one CUDA minor the wheel was built with (pins or a label saying a minor);
