@@ -437,6 +437,8 @@ class InstalledToolkit:
     refused: str | None
     """Why the toolkit policy would not have chosen it (the environment's mismatch), or ``None``."""
     problems: tuple[str, ...] = ()
+    toolkit: WheelToolkit | None = None
+    """Its toolkit by the commands' shared rule (pins, else the label, else the lower bound)."""
 
 
 def installed_toolkit(
@@ -447,7 +449,8 @@ def installed_toolkit(
     tables: MappingTables | None = None,
 ) -> InstalledToolkit | None:
     """The evidence of an installed (or locked) variant wheel from its own ``Requires-Dist``,
-    as ``select`` would judge it in *env*; ``None`` for a wheel that is no known variant."""
+    and its toolkit by the shared rule (the label counts), judged as ``select`` would judge it
+    in *env*; ``None`` for a wheel that is no known variant."""
     description = dist.variant
     if description is None or description.is_null:
         return None
@@ -463,5 +466,6 @@ def installed_toolkit(
     found = toolkit_evidence(
         description, [d.requirement for d in evaluated.applying], tables=tables
     )
-    refused = judge_toolkit(found, toolkit_bound(supported, tables=tables))
-    return InstalledToolkit(found, refused, evaluated.problems + found.gaps)
+    said = wheel_toolkit(description, found, tables=tables)
+    refused = judge_wheel_toolkit(description.label, said, toolkit_bound(supported, tables=tables))
+    return InstalledToolkit(found, refused, evaluated.problems + found.gaps, said)
