@@ -507,7 +507,7 @@ def test_an_installed_build_of_a_newer_toolkit_is_a_warning(
     [("12.6.77", "duplicate-library", "info"), ("12.8.90", "mismatched-library", "warning")],
 )
 def test_a_cuda_library_present_twice_is_reported_same_minor_or_mismatch(
-    cli: Cli, prefix_126: Path, tmp_path: Path, pypi: str, kind: str, severity: str
+    cli: Cli, prefix_126: Path, tmp_path: Path, *, pypi: str, kind: str, severity: str
 ) -> None:
     """Issue 16: conda's cuda-cudart 12.6.77 beside PyPI's nvidia-cuda-runtime-cu12 (12.6.77,
     then 12.8.90): detect says the library is there twice, and whether the minors agree."""
@@ -517,7 +517,5 @@ def test_a_cuda_library_present_twice_is_reported_same_minor_or_mismatch(
     data = detect_json(cli, "--prefix", str(prefix), "-t", "cuda=12.9", "-t", "cuda_arch=9.0")
     (finding,) = [f for f in data["health"]["findings"] if f["kind"] == kind]
     assert finding["severity"] == severity
-    assert (
-        "cuda-cudart" in finding["message"]
-        and f"nvidia-cuda-runtime-cu12 {pypi}" in (finding["message"])
-    )
+    assert "cuda-cudart" in finding["message"]
+    assert f"nvidia-cuda-runtime-cu12 {pypi}" in (finding["message"])

@@ -67,8 +67,10 @@ def test_the_summary_names_the_requested_toolkit(cli: Cli, world: Path) -> None:
         ),
         (
             ("--cuda", "12.6", "-t", "cuda_version=12.8"),
-            "--cuda 12.6 asks for another toolkit than cuda-version=12.8 (--target): the solved "
-            "toolkit decides; drop --cuda, or change the environment's cuda-version",
+            (
+                "--cuda 12.6 asks for another toolkit than cuda-version=12.8 (--target): the solved "
+                "toolkit decides; drop --cuda, or change the environment's cuda-version"
+            ),
         ),
     ],
 )

@@ -44,7 +44,7 @@ def _prefix(channel: Channel, root: Path, toolkit: str | None, driver: str) -> P
 
 @pytest.mark.parametrize(("toolkit", "driver", "label"), CASES)
 def test_select_and_install_take_one_toolkit_for_the_stack(
-    world: Path, cuda_channel: Channel, tmp_path: Path, toolkit: str | None, driver: str,
+    world: Path, cuda_channel: Channel, tmp_path: Path, *, toolkit: str | None, driver: str,
     label: str,
 ) -> None:  # fmt: skip
     prefix = _prefix(cuda_channel, tmp_path, toolkit, driver)

@@ -203,7 +203,8 @@ def test_a_per_major_wheel_belongs_beside_any_toolkit_of_its_major(
         ["cudf"], env=environment(driver="13.0", toolkit=toolkit), python=PY, find_links=[rapids]
     )
     tree = {c.files.project: c for c in choices}
-    assert tree["cudf"].selected is not None and tree["cupy"].selected is not None
+    assert tree["cudf"].selected is not None
+    assert tree["cupy"].selected is not None
     assert (tree["cudf"].selected.label, tree["cupy"].selected.label) == ("cuda12", "cu12")
     cupy = tree["cupy"].chosen
     assert cupy is not None
@@ -217,5 +218,6 @@ def test_a_per_major_stack_shares_the_major(rapids: Path) -> None:
         ["cudf"], env=environment(driver="13.0", toolkit=None), python=PY, find_links=[rapids]
     )
     tree = {c.files.project: c for c in choices}
-    assert tree["cudf"].selected is not None and tree["cupy"].selected is not None
+    assert tree["cudf"].selected is not None
+    assert tree["cupy"].selected is not None
     assert (tree["cudf"].selected.label, tree["cupy"].selected.label) == ("cuda13", "cu13")

@@ -69,7 +69,7 @@ def _labels(solved: dict[str, object]) -> dict[str, str | None]:
     ],
 )
 def test_the_solve_puts_torch_and_torchvision_on_one_toolkit_as_select_does(
-    cli: Cli, world: Path, conda: Channel, pin: str | None, driver: str, label: str,
+    cli: Cli, world: Path, conda: Channel, *, pin: str | None, driver: str, label: str,
     toolkit: str,
 ) -> None:  # fmt: skip
     specs = [f"cuda-version {pin}.*"] if pin else []
@@ -84,7 +84,7 @@ def test_the_solve_puts_torch_and_torchvision_on_one_toolkit_as_select_does(
             env=environment(driver=driver, toolkit=toolkit),
             python=PY,
             find_links=[world],
-        )  # fmt: skip
+        )
     }
     assert {p: c.selected.label if c.selected else None for p, c in tree.items()
             if p in ("torch", "torchvision")} == _labels(solved)  # fmt: skip
@@ -131,7 +131,8 @@ def test_conda_packages_win_over_wheels_of_the_same_name_unless_wheels_are_prefe
     solved = _solve(cli, world, conda, *machine("12.9"))
     conda_names = {p["name"] for p in solved["conda"]}  # type: ignore[attr-defined]
     wheel_names = {w["name"] for w in solved["wheels"]}  # type: ignore[attr-defined]
-    assert "numpy" in conda_names and "numpy" not in wheel_names
+    assert "numpy" in conda_names
+    assert "numpy" not in wheel_names
     assert "cuda-bindings" in wheel_names  # what conda does not have comes from the wheels
     flipped = _solve(cli, world, conda, "--prefer-wheels", *machine("12.9"))
     assert "numpy" in {w["name"] for w in flipped["wheels"]}  # type: ignore[attr-defined]
@@ -192,7 +193,8 @@ def test_solve_on_a_channel_index_wrote_installs_and_locks_the_wheels_it_holds(
     solved = json.loads(result.stdout)
     assert _labels(solved) == {"torch": "cuda12.6", "torchvision": "cuda12.6"}
     torch = next(w for w in solved["wheels"] if w["name"] == "torch")
-    assert torch["url"].startswith("file://") and torch["url"].endswith("-cuda12.6.whl")
+    assert torch["url"].startswith("file://")
+    assert torch["url"].endswith("-cuda12.6.whl")
     assert "of channel" in torch["why"]
     detected = cli("detect", "--prefix", str(prefix), "--json")
     labels = {d["name"]: d["label"] for d in json.loads(detected.stdout)["variant_wheels"]}
@@ -216,5 +218,6 @@ def test_a_channel_wheel_that_changed_since_indexing_is_refused_and_no_wheel_ins
     result = cli("solve", "torchvision", "python", "-c", str(channel), *machine("12.9"),
                  "--into", str(prefix), "--installer", "uv")  # fmt: skip
     assert result.exit_code == 1
-    assert "hash mismatch" in result.stderr and wheel.name in result.stderr
+    assert "hash mismatch" in result.stderr
+    assert wheel.name in result.stderr
     assert not list(prefix.glob("lib/python*/site-packages/torch*"))  # no wheel installed
