@@ -16,7 +16,7 @@ import pytest
 
 from tests.jobs.conftest import choose
 from tests.jobs.test_torch_index import PY, environment
-from tests.worlds.torch_index import INDEX, add_torchvision, build_torch_index
+from tests.worlds.torch_index import INDEX, add_torchvision, build_torch_index, build_uv_stack
 from tests.worlds.wheels import make_wheel
 from variant_bridge.errors import SelectionError
 from variant_bridge.jobs.select import PackageChoice
@@ -221,3 +221,22 @@ def test_a_per_major_stack_shares_the_major(rapids: Path) -> None:
     assert tree["cudf"].selected is not None
     assert tree["cupy"].selected is not None
     assert (tree["cudf"].selected.label, tree["cupy"].selected.label) == ("cuda13", "cu13")
+
+
+@pytest.fixture(scope="module")
+def labels_only(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """torch and torchvision without a CUDA component pin anywhere: only labels say toolkits."""
+    return build_uv_stack(corpus, tmp_path_factory.mktemp("labels-only"))
+
+
+@pytest.mark.parametrize(
+    ("toolkit", "driver", "label"),
+    [("12.6", "12.9", "cuda12.6"), (None, "12.9", "cuda12.8"), (None, "13.0", "cuda13.0")],
+)
+def test_without_pins_the_package_others_require_anchors_the_stack(
+    labels_only: Path, toolkit: str | None, driver: str, label: str
+) -> None:
+    tree = _tree(labels_only, driver=driver, toolkit=toolkit)
+    assert _labels(tree) == (label, label)
+    assert tree["torchvision"].follows is not None
+    assert tree["torchvision"].follows.anchor == f"torch 2.9.0 {label}"

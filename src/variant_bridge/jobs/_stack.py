@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from variant_bridge._values import value
 from variant_bridge.jobs._choice import PackageChoice
 from variant_bridge.jobs._follow import Follow, Option, StackToolkit, is_cuda
+from variant_bridge.jobs._tree import Need
 from variant_bridge.mappings import MappingTables
 from variant_bridge.properties import VariantDescription
 from variant_bridge.translate.evidence import wheel_toolkit
@@ -295,12 +296,11 @@ def plan_stacks(
     return StackPlan(follows, tuple(conflicts))
 
 
-def requirements_of(needs: Mapping[str, Iterable[object]]) -> dict[str, set[str]]:
+def requirements_of(needs: Mapping[str, Iterable[Need]]) -> dict[str, set[str]]:
     """Project -> the projects it requires, from the tree's needs (each with its parent)."""
     found: dict[str, set[str]] = {}
     for project, stated in needs.items():
         for need in stated:
-            parent = getattr(need, "parent", None)
-            if parent is not None:
-                found.setdefault(str(parent).rsplit(" ", 1)[0], set()).add(project)
+            if need.parent is not None:
+                found.setdefault(need.parent.rsplit(" ", 1)[0], set()).add(project)
     return found

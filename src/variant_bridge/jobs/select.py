@@ -160,14 +160,21 @@ def select(
     tree = resolve_tree(needs, releases, follow=deps)
     choices = _choices(requests, tree, releases)
     follows: dict[str, Follow] = {}
-    for _ in range(STACK_ROUNDS):
-        plan = _plan(choices, tree, follows, choosing)
-        if plan.conflicts or all(follows.get(p) == f for p, f in plan.follows.items()):
-            break
+    plan = _plan(choices, tree, follows, choosing)
+    rounds = 1
+    while not plan.conflicts and any(follows.get(p) != f for p, f in plan.follows.items()):
+        if rounds == STACK_ROUNDS:
+            names = ", ".join(sorted(plan.follows))
+            raise SelectionError(
+                f"the GPU stacks of the tree ({names}) did not settle on one CUDA toolkit in "
+                f"{STACK_ROUNDS} resolutions; pin their versions (NAME==VERSION)"
+            )
         follows.update(plan.follows)
-        releases.follow(follows)
+        releases.follow(follows)  # those packages are chosen again for their stack's toolkit
         tree = resolve_tree(needs, releases, follow=deps)
         choices = _choices(requests, tree, releases)
+        plan = _plan(choices, tree, follows, choosing)
+        rounds += 1
     if plan.conflicts:
         if not allow_mix:
             raise SelectionError("; ".join(c.message for c in plan.conflicts))
