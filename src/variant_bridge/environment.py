@@ -52,6 +52,8 @@ class SourceKind(enum.Enum):
     virtual packages) instead of variant-bridge's detection."""
     PROVIDER = "provider"
     """An installed variant provider's answer (``variable`` names its plugin)."""
+    REQUESTED = "--cuda"
+    """The toolkit asked for with ``--cuda`` where nothing solved one (uv users, CI builders)."""
 
 
 @value
@@ -71,6 +73,7 @@ class Source:
     LOCKFILE: ClassVar[Source]
     PLATFORM_DEFAULT: ClassVar[Source]
     FROM_CONDA: ClassVar[Source]
+    REQUESTED: ClassVar[Source]
 
     @classmethod
     def override(cls, variable: str) -> Source:
@@ -91,13 +94,16 @@ class Source:
         return self.variable if self.variable is not None else self.kind.value
 
 
-_DECLARED = frozenset({SourceKind.OVERRIDE, SourceKind.TARGET, SourceKind.FROM_CONDA})
+_DECLARED = frozenset(
+    {SourceKind.OVERRIDE, SourceKind.TARGET, SourceKind.FROM_CONDA, SourceKind.REQUESTED}
+)
 Source.DETECTED = Source(SourceKind.DETECTED)
 Source.TARGET = Source(SourceKind.TARGET)
 Source.PREFIX = Source(SourceKind.PREFIX)
 Source.LOCKFILE = Source(SourceKind.LOCKFILE)
 Source.PLATFORM_DEFAULT = Source(SourceKind.PLATFORM_DEFAULT)
 Source.FROM_CONDA = Source(SourceKind.FROM_CONDA)
+Source.REQUESTED = Source(SourceKind.REQUESTED)
 
 
 @value

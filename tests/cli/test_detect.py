@@ -499,3 +499,23 @@ def test_an_installed_build_of_a_newer_toolkit_is_a_warning(
     health_section = text.stdout.partition("\nHealth (variant-bridge doctor)\n")[2]
     assert health_section.startswith(f"  warning: {finding['message']}\n")
     assert f"      fix: variant-bridge install torch==2.9.0 --prefix {prefix}" in health_section
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("pypi", "kind", "severity"),
+    [("12.6.77", "duplicate-library", "info"), ("12.8.90", "mismatched-library", "warning")],
+)
+def test_a_cuda_library_present_twice_is_reported_same_minor_or_mismatch(
+    cli: Cli, prefix_126: Path, tmp_path: Path, *, pypi: str, kind: str, severity: str
+) -> None:
+    """Issue 16: conda's cuda-cudart 12.6.77 beside PyPI's nvidia-cuda-runtime-cu12 (12.6.77,
+    then 12.8.90): detect says the library is there twice, and whether the minors agree."""
+    prefix = tmp_path / "env"
+    shutil.copytree(prefix_126, prefix, symlinks=True)
+    add_dist_info(site_packages(prefix), "nvidia-cuda-runtime-cu12", pypi)
+    data = detect_json(cli, "--prefix", str(prefix), "-t", "cuda=12.9", "-t", "cuda_arch=9.0")
+    (finding,) = [f for f in data["health"]["findings"] if f["kind"] == kind]
+    assert finding["severity"] == severity
+    assert "cuda-cudart" in finding["message"]
+    assert f"nvidia-cuda-runtime-cu12 {pypi}" in (finding["message"])

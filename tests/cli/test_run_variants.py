@@ -1,4 +1,5 @@
-"""``run -- uv pip install`` says when uv cannot see variant wheels that ``select`` can.
+"""``run -- uv pip install`` says what uv will do differently from ``select``, before it runs:
+variant wheels it cannot see, metadata it cannot read, and builds its own rules pick instead.
 
 Real uv 0.13.9 on a loopback index: without ``{name}-{version}-variants.json`` uv installs the
 non-variant wheel while ``select`` reads each wheel's ``variant.json`` and picks a variant; with a
@@ -17,6 +18,7 @@ import pytest
 
 from tests.cli.conftest import run_script
 from tests.worlds.index_server import IndexServer
+from tests.worlds.torch_index import build_torch_index, build_uv_stack
 from tests.worlds.wheels import make_release
 from variant_bridge.install import find_uv
 
@@ -106,3 +108,78 @@ def test_other_commands_are_not_looked_into(index: IndexServer) -> None:
     assert (result.returncode, result.stdout) == (0, "ok\n")
     assert "uv cannot see" not in result.stderr
     assert index.requests == []
+
+
+@pytest.fixture(scope="module")
+def uv_stack(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_uv_stack(corpus, tmp_path_factory.mktemp("uv-stack"))
+
+
+def _uv_find_links(world: Path, venv: Path, *packages: str) -> list[str]:
+    uv = find_uv()
+    assert uv is not None
+    return [uv, "pip", "install", "--python", str(venv / "bin" / "python"), "--no-index",
+            "--find-links", str(world), "--preview-features", "wheel-variants", *packages]  # fmt: skip
+
+
+GPU = {"CONDA_OVERRIDE_CUDA": "12.9", "CONDA_OVERRIDE_CUDA_ARCH": "9.0"}
+
+
+def test_where_uv_will_pick_another_build_both_are_named_with_the_command(
+    uv_stack: Path, tmp_path: Path
+) -> None:
+    # `--cuda 12.6` lowers uv's driver to 12.6, but both CUDA 12 builds declare lower bound 12.0,
+    # so uv still takes the builds its static priority prefers (cuda12.8).
+    venv = _venv(tmp_path / "venv")
+    env = {**GPU, "UV_CACHE_DIR": str(tmp_path / "uv"), "UV_NO_CONFIG": "1"}
+    command = _uv_find_links(uv_stack, venv, "torch", "torchvision")
+    result = run_script("run", "--cuda", "12.6", "--", *command, env=env)
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: uv will")]
+    assert [n.split(" where ")[0] for n in notes] == [
+        "note: uv will install torch 2.9.0 cuda12.8",
+        "note: uv will install torchvision 0.24.0 cuda12.8",
+    ]
+    assert (
+        "where `variant-bridge select` chooses cuda12.6 (toolkit CUDA 12.6: its label" in (notes[0])
+    )
+    assert "follows torch 2.9.0 cuda12.6 (CUDA 12.6)" in notes[1]
+    (advice,) = [line for line in result.stderr.splitlines() if "to install what select" in line]
+    assert advice == (
+        "note: to install what select chooses instead: variant-bridge install torch==2.9.0 "
+        f"torchvision==0.24.0 -f {uv_stack} --cuda 12.6"
+    )
+    # The notes said what uv did.
+    assert (_label(venv, "torch"), _label(venv, "torchvision")) == ("cuda12.8", "cuda12.8")
+    # And the command they give installs select's builds.
+    argv = advice.split("instead: ")[1].split()[1:]
+    done = run_script(*argv, "--python", str(venv / "bin" / "python"), "--installer", "uv",
+                      env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (_label(venv, "torch"), _label(venv, "torchvision")) == ("cuda12.6", "cuda12.6")
+
+
+def test_when_uv_and_select_agree_nothing_is_said(uv_stack: Path, tmp_path: Path) -> None:
+    venv = _venv(tmp_path / "venv")
+    env = {**GPU, "UV_CACHE_DIR": str(tmp_path / "uv"), "UV_NO_CONFIG": "1"}
+    command = _uv_find_links(uv_stack, venv, "torch", "torchvision", "--dry-run")
+    result = run_script("run", "--", *command, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "note: uv will" not in result.stderr
+
+
+def test_a_variants_json_uv_cannot_read_is_said_before_uv_refuses_it(
+    corpus: Path, tmp_path: Path
+) -> None:
+    world = build_torch_index(corpus, tmp_path / "world")  # the real v0.0.3 file
+    venv = _venv(tmp_path / "venv")
+    env = {**GPU, "UV_CACHE_DIR": str(tmp_path / "uv"), "UV_NO_CONFIG": "1"}
+    result = run_script("run", "--", *_uv_find_links(world, venv, "torch", "--dry-run"), env=env)
+    assert result.returncode != 0  # uv refuses the file
+    lines = result.stderr.splitlines()
+    (note,) = [line for line in lines if "cannot read" in line]
+    assert note.startswith("note: uv 0.13.9 cannot read torch-2.9.0-variants.json (torch 2.9.0 on ")
+    assert "uv will refuse torch 2.9.0" in note
+    assert lines.index(note) < next(
+        i for i, line in enumerate(lines) if "Failed to parse variant metadata" in line
+    )

@@ -250,6 +250,24 @@ def test_a_build_whose_pins_are_newer_than_the_toolkit_disagrees_with_two_fixes(
     assert check(env).reinstall() == ("torch==2.9.0",)
 
 
+def test_a_build_whose_label_says_a_newer_toolkit_disagrees_as_select_would_refuse_it() -> None:
+    # torchvision pins no CUDA component: its label is the evidence (PyTorch's convention,
+    # toolkits.yaml), the same rule select, solve, index and check use (issue 16).
+    vision = dist(
+        "torchvision", "0.24.0", "torch==2.9.0", "numpy",
+        variant="cuda12.8: nvidia :: cuda_version_lower_bound :: 12.0; nvidia :: sm_arch :: 90_real",
+    )  # fmt: skip
+    (finding,) = check(environment(vision, toolkit="12.6")).findings
+    assert finding.message == (
+        "torchvision 0.24.0 [cuda12.8] no longer agrees with the environment: its label "
+        "'cuda12.8' says CUDA 12.8 but the prefix's toolkit is cuda-version 12.6"
+    )
+    assert isinstance(finding.detail, Disagreement)
+    assert finding.detail.toolkit == "12.8"
+    assert [str(f) for f in finding.fixes][1] == "conda install -p /envs/ml cuda-version=12.8"
+    assert check(environment(vision, toolkit="12.8")).findings == ()
+
+
 def test_a_build_the_driver_cannot_run_is_an_error() -> None:
     gpulib = dist("gpulib", "1.0", variant="cu129: nvidia :: cuda_version_lower_bound :: 12.9")
     env = environment(gpulib, toolkit=None, cuda="12.6")  # driver policy: no toolkit

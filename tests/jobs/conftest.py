@@ -38,6 +38,8 @@ def choose(
     index_urls: Sequence[str] = (),
     policy: CudaPolicy | None = None,
     downloads: Downloads | None = None,
+    deps: bool = True,
+    allow_mix: bool = False,
 ) -> tuple[PackageChoice, ...]:
     """:func:`select` over text inputs; with *downloads*, chosen remote wheels are fetched there."""
     with contextlib.ExitStack() as stack:
@@ -48,4 +50,7 @@ def choose(
             env=env, python=python, downloads=downloads, find_links=find_links,
             index_urls=index_urls, policy=policy,
         )  # fmt: skip
-        return select(parse_requests(requests), ctx, fetch_chosen=fetch_chosen)
+        return select(
+            parse_requests(requests), ctx, fetch_chosen=fetch_chosen, deps=deps,
+            allow_mix=allow_mix,
+        )  # fmt: skip

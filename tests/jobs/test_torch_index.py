@@ -150,17 +150,27 @@ def test_an_unreadable_metadata_leaves_the_toolkit_unknown_and_the_rest_judged(
     toolkit = choice.toolkits["cuda12.8"]
     assert toolkit.metadata is None
     assert "HTTP 500" in toolkit.problems[0]
-    # Only its lower bound is left: a floor the prefix's 12.6 meets, so the package's preference
-    # (priority order 2 before 3) decides, and the verdict says what was (not) read. cuda12.6
-    # is still judged by its own pins.
+    # Its pins are unknown, but its label is evidence by PyTorch's convention (toolkits.yaml):
+    # `cuda12.8` is a CUDA 12.8 build, which the prefix's 12.6 refuses; the verdict says what was
+    # (not) read. cuda12.6 is still judged by its own pins.
     assert choice.selected is not None
-    assert choice.selected.label == "cuda12.8"
+    assert choice.selected.label == "cuda12.6"
     reasons = {v.label: v.reason for v in choice.selection.verdicts}
-    assert (
-        "toolkit CUDA 12.0 or newer: declares cuda_version_lower_bound 12.0" in reasons["cuda12.8"]
+    assert reasons["cuda12.8"] == (
+        "variant cuda12.8: its label 'cuda12.8' says CUDA 12.8 but the prefix's toolkit is "
+        "cuda-version 12.6"
     )
-    assert "HTTP 500" in reasons["cuda12.8"]
-    assert "toolkit CUDA 12.6" in reasons["cuda12.6"]
+    assert choice.toolkits["cuda12.8"].toolkit is not None
+    assert choice.toolkits["cuda12.8"].toolkit.basis.value == "label"
+    assert "toolkit CUDA 12.6: pins nvidia-cublas 12.6.4.1" in reasons["cuda12.6"]
+    # Where the toolkit allows it, the verdict says the label decided and what was not read.
+    with index.configured(status={f"{wheel}.metadata": 500, wheel: 500}):
+        wider = select_torch(index, driver="12.9", toolkit="12.9")
+    assert wider.selected is not None
+    assert wider.selected.label == "cuda12.8"
+    chosen = {v.label: v.reason for v in wider.selection.verdicts}["cuda12.8"]
+    assert "toolkit CUDA 12.8: its label 'cuda12.8' says CUDA 12.8, no CUDA component pin" in chosen
+    assert "HTTP 500" in chosen
 
 
 def test_the_cuda_components_published_as_variants_are_bridged_too(

@@ -19,6 +19,8 @@ def test_sources_in_uv_order_and_the_packages_named() -> None:
     )  # fmt: skip
     assert parsed is not None
     assert [s.name for s in parsed.sources] == ["/wheels", A, B, C]  # --index, extra, default
+    assert parsed.sources.default is not None
+    assert parsed.sources.default.url == C  # what `variant-bridge install --index-url` repeats
     assert [str(r) for r in parsed.requirements] == ["torch==2.9"]  # a path is not a name
     assert parsed.sources.strategy is IndexStrategy.UNSAFE_BEST_MATCH
 

@@ -7,14 +7,14 @@ repeatability and defaults.
 - :func:`source_options` -> ``sources: SourceSpec``: ``-f/--find-links``, ``--index-url`` (once),
   ``--extra-index-url``, ``--index-strategy``;
 - :func:`environment_options` -> ``environment: EnvironmentSpec``: ``--prefix`` / ``--lockfile``
-  / ``-e`` (read an environment), ``--platform``, ``-t/--target``, ``--strict``, and where the
-  command has them ``--cuda-policy`` and ``--python``; a host running the commands (``conda
-  variant``) passes a :class:`~variant_bridge.jobs.specs.Host` as click's context object, whose
-  target and facts fill the spec where the user gave none;
+  / ``-e`` (read an environment), ``--platform``, ``-t/--target``, ``--strict``, ``--cuda``, and
+  where the command has them ``--cuda-policy`` and ``--python``; a host running the commands
+  (``conda variant``, ``pixi variant``) passes a :class:`~variant_bridge.jobs.specs.Host` as
+  click's context object, whose target and facts fill the spec where the user gave none;
 - :func:`fetch_options` -> ``fetch: FetchSpec``: ``--cache-dir``, ``--no-cache``, ``-q``, ``-v``,
   and for commands that install ``--no-require-hashes``;
-- :func:`output_option`, :func:`targets_option`, :data:`priority_option`, :data:`no_deps_option`:
-  single options several commands share.
+- :func:`output_option`, :func:`targets_option`, :data:`priority_option`,
+  :data:`no_deps_option`, :data:`allow_mix_option`: single options several commands share.
 
 A spec that contradicts itself (:class:`~variant_bridge.errors.ConflictingOptions`, raised where
 the spec is checked, here or in the job) is the command's usage error: exit 2 with its usage line.
@@ -44,6 +44,7 @@ from variant_bridge.jobs.specs import (
 __all__ = [
     "PRIORITIES",
     "OptionGroup",
+    "allow_mix_option",
     "channel_options",
     "environment_options",
     "fetch_options",
@@ -269,6 +270,28 @@ def _cuda_policy() -> click.Parameter:
     )
 
 
+def _check_cuda(ctx: click.Context, param: click.Parameter, given: str | None) -> str | None:
+    import re
+
+    if given is not None and re.fullmatch(r"[1-9][0-9]?\.[0-9]{1,2}", given) is None:
+        raise click.BadParameter(f"{given!r}: expected a CUDA MAJOR.MINOR, e.g. 12.6", ctx, param)
+    return given
+
+
+def _cuda() -> click.Parameter:
+    return click.Option(
+        ["--cuda"],
+        metavar="X.Y",
+        callback=_check_cuda,
+        help=(
+            "The CUDA toolkit to build the whole tree for where the environment has no solved "
+            "cuda-version (uv users, CI builders): builds needing a newer one are refused, and "
+            "every GPU stack takes that toolkit's builds. A solved cuda-version that differs is "
+            "a usage error."
+        ),
+    )
+
+
 def _python() -> click.Parameter:
     return click.Option(
         ["--python", "python"],
@@ -326,6 +349,7 @@ def environment_options(
     options += [_platform, _targets, _strict]
     if cuda_policy:
         options.append(_cuda_policy)
+    options.append(_cuda)
     if python:
         options.append(_python)
     options += [_moved(old, new) for old, new in (moved or {}).items()]
@@ -431,6 +455,18 @@ def no_deps_option(function: F) -> F:
         "no_deps",
         is_flag=True,
         help="Only the packages named: do not resolve their dependencies.",
+    )(function)
+
+
+def allow_mix_option(function: F) -> F:
+    """``--allow-mix``: packages of one GPU stack that share no CUDA toolkit keep their own
+    choices (a warning) instead of an error."""
+    return click.option(
+        "--allow-mix",
+        "allow_mix",
+        is_flag=True,
+        help="When packages that require one another share no CUDA toolkit (torchvision has no "
+        "build for torch's), keep each one's own choice with a warning instead of failing.",
     )(function)
 
 

@@ -99,8 +99,11 @@ def run(
     CMD is looked up on PATH. If it does not exist, one error line is printed and the exit
     status is 127 (126 if it exists but cannot be executed), as a shell would. A CMD killed by
     a signal gives 128 + the signal number. For `uv pip install|compile PKG...` with its own
-    --index-url/--extra-index-url/--index/--find-links, a note says when uv cannot see a
-    package's variant wheels (no *-variants.json listing them) that `select` would choose from.
+    --index-url/--extra-index-url/--index/--find-links, notes say before uv runs what it will
+    do differently: a package's variant wheels it cannot see (no *-variants.json listing them),
+    a *-variants.json or variant.json its parser refuses, and each package where its own pick
+    (driver and GPU only, static priorities) differs from `select`'s, with the command that
+    installs select's.
 
     \b
     Examples:
@@ -110,26 +113,42 @@ def run(
     settings = _settings(environment)
     if not fetch.quiet:
         _echo_notes(settings)
-    _warn_invisible_variants(command, fetch)
+        _warn_uv_view(command, environment, fetch, settings)
     ctx.exit(_run(command, settings.applied_to(os.environ)))
 
 
-def _warn_invisible_variants(command: tuple[str, ...], fetch: FetchSpec) -> None:
-    """Say when uv cannot see variant wheels that `select` can (docs/semantics.md §6.2): the
-    indexes uv's command names are read through this command's fetching (cache, --verbose)."""
+def _warn_uv_view(
+    command: tuple[str, ...], environment: EnvironmentSpec, fetch: FetchSpec, settings: UvSettings
+) -> None:
+    """Say what uv will do differently from `select` (docs/semantics.md §6.2), before it runs:
+    the indexes uv's command names are read through this command's fetching (cache,
+    --verbose). Advice: what cannot be read or chosen here is left to uv to report."""
     from variant_bridge.jobs.uv_view import parse_uv_command
 
     parsed = parse_uv_command(command)
     if parsed is None:
         return
     from variant_bridge.cli._fetching import echo_notes, reporter
-    from variant_bridge.jobs.context import open_downloads
-    from variant_bridge.jobs.uv_view import invisible_variants
+    from variant_bridge.errors import VariantBridgeError
+    from variant_bridge.jobs.context import Context
+    from variant_bridge.jobs.uv_view import (
+        invisible_variants,
+        unreadable_metadata,
+        uv_disagreements,
+    )
 
-    with open_downloads(fetch, reporter()) as downloads:
-        notes = invisible_variants(parsed, downloads=downloads)
-    if not fetch.quiet:
-        echo_notes([*notes, *downloads.notes])
+    try:
+        with Context.open(parsed.sources, environment, fetch, reporter=reporter()) as ctx:
+            python = ctx.target.python.version
+            notes = invisible_variants(parsed, downloads=ctx.downloads, python=python)
+            unreadable = unreadable_metadata(parsed, downloads=ctx.downloads, python=python)
+            notes += unreadable
+            if not unreadable:  # uv refuses those packages: what it would pick is moot
+                notes += uv_disagreements(parsed, ctx, settings, environment)
+            fetched = ctx.notes
+    except VariantBridgeError as e:
+        notes, fetched = [f"what uv will do was not checked: {e}"], ()
+    echo_notes([*notes, *fetched])
 
 
 def _run(command: tuple[str, ...], environ: dict[str, str]) -> int:

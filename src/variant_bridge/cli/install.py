@@ -10,6 +10,7 @@ import click
 
 from variant_bridge.cli._fetching import echo_notes, reporter
 from variant_bridge.cli._options import (
+    allow_mix_option,
     environment_options,
     fetch_options,
     no_deps_option,
@@ -21,6 +22,7 @@ from variant_bridge.cli.select import _reason, _summary, _warn_duplicates, choic
 if TYPE_CHECKING:
     from variant_bridge.indexes.trust import VerifiedFile
     from variant_bridge.install import InstallResult
+    from variant_bridge.jobs.install import Leftovers, PreparedInstall, Replacement
     from variant_bridge.jobs.select import PackageChoice
     from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
     from variant_bridge.jobs.target import Target
@@ -32,6 +34,7 @@ __all__ = ["install"]
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
 @source_options()
 @no_deps_option
+@allow_mix_option
 @environment_options(python=True)
 @click.option(
     "--installer",
@@ -41,6 +44,14 @@ __all__ = ["install"]
 @click.option(
     "--dry-run", is_flag=True, help="Choose, download and hash-check, but install nothing."
 )
+@click.option(
+    "--remove-leftovers",
+    "remove_leftovers",
+    is_flag=True,
+    help="Also remove the CUDA wheels (nvidia-*) nothing requires after the install (what "
+    "replaced builds required, now or before). Default: list those this install leaves, with "
+    "the command that removes them.",
+)
 @fetch_options(hashes=True)
 @json_option
 def install(
@@ -48,10 +59,12 @@ def install(
     packages: tuple[str, ...],
     sources: SourceSpec,
     no_deps: bool,
+    allow_mix: bool,
     environment: EnvironmentSpec,
     fetch: FetchSpec,
     installer: str | None,
     dry_run: bool,
+    remove_leftovers: bool,
     as_json: bool,
 ) -> None:
     """Install exactly the wheels `select` chooses for the whole dependency tree into the target
@@ -63,7 +76,10 @@ def install(
     dependencies. Files already installed exactly as chosen are left alone, and a dependency
     already installed that satisfies the tree is kept. Every installed variant's label is
     verified afterwards. Warns when a chosen wheel requires nvidia-* wheels whose libraries the
-    conda prefix already has.
+    conda prefix already has. An installed variant replaced by another build (another label,
+    or a CPU build) is said per package before anything runs (and by --dry-run); the CUDA
+    wheels the replaced builds required and nothing requires any more are listed afterwards
+    with the command that removes them (--remove-leftovers removes them).
 
     \b
     Examples:
@@ -72,7 +88,12 @@ def install(
       variant-bridge install mypkg -f ./wheels --dry-run --json
     """
     from variant_bridge.jobs.context import Context
-    from variant_bridge.jobs.install import prepare_install, run_install
+    from variant_bridge.jobs.install import (
+        leftovers,
+        prepare_install,
+        run_install,
+    )
+    from variant_bridge.jobs.install import remove_leftovers as remove
     from variant_bridge.jobs.select import parse_requests
 
     requests = parse_requests(packages)
@@ -85,6 +106,7 @@ def install(
             deps=not no_deps,
             installer=installer,  # type: ignore[arg-type]  # click.Choice(["uv", "pip"])
             dry_run=dry_run,
+            allow_mix=allow_mix,
         )
         target, choices = ctx.target, prepared.choices
         if not as_json:
@@ -94,16 +116,42 @@ def install(
                     f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}"
                 )
                 click.echo(f"      {_reason(choice)}")
-        _warn_duplicates(choices, target.supported)
+        _warn_duplicates(choices, target)
+        _echo_replacements(prepared.replacements, dry_run=dry_run)
         result = run_install(prepared, ctx, dry_run=dry_run)
+        left = leftovers(prepared, result, ctx, every=remove_leftovers)
+        if remove_leftovers and not dry_run:
+            left = remove(prepared, left)
         echo_notes(ctx.notes)
     if as_json:
-        echo_json(_install_json(choices, result, target))
+        echo_json(_install_json(prepared, result, target, left))
     else:
         _echo_installed(result, target, kept=sum(c.installed is not None for c in choices))
+        _echo_leftovers(left, dry_run=dry_run)
         if dry_run:
             _echo_dry_run(result.verified)
     sys.stdout.flush()
+
+
+def _echo_replacements(replaced: Sequence[Replacement], *, dry_run: bool) -> None:
+    """Each installed variant the install replaces, before it runs: a warning when the new build
+    is a CPU build (a downgrade), else a note."""
+    sys.stdout.flush()
+    for one in replaced:
+        kind = "warning" if one.cpu else "note"
+        click.echo(f"{kind}: {one.describe(dry_run=dry_run)}", err=True)
+
+
+def _echo_leftovers(left: Leftovers, *, dry_run: bool) -> None:
+    if not left.wheels:
+        return
+    names = ", ".join(f"{d.name} {d.version}" for d in left.wheels)
+    if left.removed:
+        click.echo(f"Removed what the replaced builds required and nothing requires now: {names}")
+        return
+    verb = "would require" if dry_run else "requires"
+    click.echo(f"Left behind (the replaced builds required them, nothing {verb} them now): {names}")
+    click.echo(f"  remove them with: {left.shell}  (or install again with --remove-leftovers)")
 
 
 def _file_or_kept(choice: PackageChoice) -> str:
@@ -112,8 +160,9 @@ def _file_or_kept(choice: PackageChoice) -> str:
 
 
 def _install_json(
-    choices: Sequence[PackageChoice], result: InstallResult, target: Target
+    prepared: PreparedInstall, result: InstallResult, target: Target, left: Leftovers
 ) -> dict[str, Any]:
+    choices = prepared.choices
     verified = {v.candidate.name: v for v in result.verified}
 
     def checks(choice: PackageChoice) -> dict[str, Any]:
@@ -133,6 +182,22 @@ def _install_json(
         "installed": list(result.installed),
         "unchanged": list(result.unchanged),
         "packages": [{**choice_json(c), **checks(c)} for c in choices],
+        # Installed variants replaced by another build (another label, or a CPU build).
+        "replaces": [
+            {
+                "package": r.name,
+                "installed": {"version": r.installed.version, "label": r.installed.variant_label},
+                "chosen": {"version": r.version, "label": r.label, "cpu": r.cpu},
+                "message": str(r),
+            }
+            for r in prepared.replacements
+        ],
+        # CUDA wheels the replaced builds required and nothing requires after the install.
+        "leftovers": {
+            "wheels": [{"name": d.name, "version": d.version} for d in left.wheels],
+            "command": list(left.command),
+            "removed": left.removed,
+        },
     }
 
 

@@ -15,6 +15,7 @@ import click
 
 from variant_bridge.cli._fetching import echo_notes, reporter
 from variant_bridge.cli._options import (
+    allow_mix_option,
     environment_options,
     fetch_options,
     no_deps_option,
@@ -127,6 +128,18 @@ def choice_json(choice: PackageChoice) -> dict[str, Any]:
         "problems": list(choice.problems),
         "skipped": [{"filename": s.filename, "reason": s.reason} for s in choice.files.skipped],
         "duplicates": [_duplicate_json(d) for d in choice.duplicates],
+        # The toolkit its GPU stack shares, when it was chosen for it (one stack, one toolkit).
+        "follows": (
+            {
+                "toolkit": str(choice.follows.toolkit),
+                "anchor": choice.follows.anchor,
+                "reason": choice.follows.reason(),
+            }
+            if choice.follows is not None
+            else None
+        ),
+        # Why its stack shares no CUDA toolkit (only with --allow-mix).
+        "mixed": choice.mixed,
         # False when the chosen wheel's requirements could not be read without downloading
         # it (an index without PEP 658 metadata): `duplicates` is then not a clean bill.
         "requirements_checked": choice.selected is None or choice.requirements is not None,
@@ -210,17 +223,33 @@ def _summary(target: Target) -> str:
     )
 
 
-def _warn_duplicates(
-    choices: Sequence[PackageChoice], supported: SupportedProperties | None = None
-) -> None:
-    """Duplicated CUDA libraries, and (given *supported*) a GPU no build has code for."""
+def _warn_duplicates(choices: Sequence[PackageChoice], target: Target | None = None) -> None:
+    """Duplicated CUDA libraries, and (given the *target*) each fallback a user would not notice:
+    a GPU no build has code for, a CPU build beside a present CUDA driver, a GPU stack that
+    shares no toolkit (``--allow-mix``)."""
     sys.stdout.flush()  # keep the report and the warnings in order when both go to one pipe
     for choice in choices:
         for duplicate in choice.duplicates:
             click.echo(f"warning: {duplicate.message}", err=True)
-        fallback = _gpu_fallback(choice, supported) if supported is not None else None
-        if fallback is not None:
-            click.echo(f"warning: {fallback}", err=True)
+        for warning in fallback_warnings(choice, target) if target is not None else ():
+            click.echo(f"warning: {warning}", err=True)
+
+
+def fallback_warnings(choice: PackageChoice, target: Target) -> list[str]:
+    """What *choice* fell back to without a word otherwise: one line at most for its build (a
+    GPU no variant has code for, else every CUDA build excluded), and its stack's mix."""
+    from variant_bridge.jobs.select import cpu_fallback
+    from variant_bridge.mappings import load_tables
+
+    found = []
+    build = _gpu_fallback(choice, target.supported) or cpu_fallback(
+        choice, target.env, load_tables()
+    )
+    if build is not None:
+        found.append(build)
+    if choice.mixed is not None:
+        found.append(f"{choice.mixed} (--allow-mix: each package keeps its own choice)")
+    return found
 
 
 def _gpu_fallback(choice: PackageChoice, supported: SupportedProperties) -> str | None:
@@ -242,6 +271,7 @@ def _gpu_fallback(choice: PackageChoice, supported: SupportedProperties) -> str 
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
 @source_options()
 @no_deps_option
+@allow_mix_option
 @environment_options(python=True)
 @targets_option(what="choose for each class, side by side")
 @fetch_options()
@@ -251,6 +281,7 @@ def select(
     packages: tuple[str, ...],
     sources: SourceSpec,
     no_deps: bool,
+    allow_mix: bool,
     environment: EnvironmentSpec,
     targets_file: Path | None,
     fetch: FetchSpec,
@@ -259,7 +290,10 @@ def select(
     """Choose, for each package, the wheel consistent with the environment's conda view
     (__cuda, __cuda_arch, __archspec, __glibc and the solved cuda-version), and say why for
     every file: PEP 825 ranking over the bridged supported properties, then the null variant,
-    then the non-variant wheel. Exit status 1 when a package has no compatible wheel.
+    then the non-variant wheel. Packages that require one another (torchvision -> torch) take
+    builds of one CUDA toolkit; when they share none, the command fails unless --allow-mix. A
+    CPU build chosen beside a CUDA driver gets a warning naming what excluded every CUDA build.
+    Exit status 1 when a package has no compatible wheel.
 
     \b
     Examples:
@@ -267,6 +301,7 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
       variant-bridge select torch -f ./wheels --targets nodes.yaml --python 3.12
+      variant-bridge select torch torchvision -f ./wheels --cuda 12.6
     """
     from variant_bridge.jobs.context import Context
     from variant_bridge.jobs.select import parse_requests
@@ -281,13 +316,13 @@ def select(
         # The chosen wheels' requirements are read (downloading a wheel only when the index
         # offers neither PEP 658 metadata nor ranges), so select resolves the tree install
         # installs.
-        choices = choose(requests, ctx, fetch_chosen=True, deps=not no_deps)
+        choices = choose(requests, ctx, fetch_chosen=True, deps=not no_deps, allow_mix=allow_mix)
         if as_json:
             echo_json([choice_json(c) for c in choices])
         else:
             click.echo(_summary(ctx.target))
             _echo_tree(choices)
-        _warn_duplicates(choices, ctx.target.supported)
+        _warn_duplicates(choices, ctx.target)
         echo_notes(ctx.notes)
     failed = [c for c in choices if c.failed]
     if failed:

@@ -9,6 +9,7 @@ import click
 
 from variant_bridge.cli._fetching import reporter
 from variant_bridge.cli._options import (
+    allow_mix_option,
     environment_options,
     fetch_options,
     priority_option,
@@ -73,6 +74,7 @@ def result_json(
         "manifest": str(result.manifest) if result.manifest else None,
         "index": [release_json(r) for r in result.releases],
         "notes": [*result.notes, *fetched],
+        "warnings": list(result.warnings),
     }
 
 
@@ -104,7 +106,16 @@ def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> No
     "channels",
     multiple=True,
     metavar="DIR",
-    help="A local conda channel (directory or file:// URL), after the wheels (repeatable).",
+    help="A local conda channel (directory or file:// URL; repeatable), before the wheels: a "
+    "package a channel has comes from it (pixi's rule). A channel `index` wrote (conda packages "
+    "and wheel records) works too: its wheels are installed from their URL, hash-checked.",
+)
+@click.option(
+    "--prefer-wheels",
+    "prefer_wheels",
+    is_flag=True,
+    help="Put the wheels before the conda channels: a wheel wins over a conda package of the "
+    "same name.",
 )
 @source_options()
 @environment_options(
@@ -117,6 +128,7 @@ def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> No
     "platform per class"
 )
 @priority_option
+@allow_mix_option
 @click.option(
     "--into",
     type=click.Path(path_type=Path, file_okay=False),
@@ -140,10 +152,12 @@ def solve(
     *,
     specs: tuple[str, ...],
     channels: tuple[str, ...],
+    prefer_wheels: bool,
     sources: SourceSpec,
     environment: EnvironmentSpec,
     targets_file: Path | None,
     priority: str,
+    allow_mix: bool,
     into: Path | None,
     write_lock: Path | None,
     installer: str | None,
@@ -154,9 +168,11 @@ def solve(
 
     The wheels' variant properties become requirements on virtual packages and cuda-version,
     their priority becomes build numbers, so the solver picks the wheel `select` would pick for
-    the same machine and toolkit, and the cuda-version that goes with it. Wheels come from
-    --find-links (every project) and the indexes (the projects SPECS name), consulted in uv's
-    order. The solve starts from nothing: $CONDA_PREFIX is not read.
+    the same machine and toolkit, and the cuda-version that goes with it; packages of one GPU
+    stack (torchvision -> torch) take builds of one toolkit. Wheels come from --find-links
+    (every project) and the indexes (the projects SPECS name), consulted in uv's order; conda
+    packages win over wheels of the same name (--prefer-wheels: the reverse). The solve starts
+    from nothing: $CONDA_PREFIX is not read; --cuda X.Y asks for cuda-version X.Y.
 
     \b
     Examples:
@@ -164,6 +180,7 @@ def solve(
       variant-bridge solve torch "cuda-version 12.6.*" -f ./wheels -c ./ch -t cuda=12.9
       variant-bridge solve torch -f ./wheels -c ./ch --into ./env --write-lock pixi.lock
       variant-bridge solve torch -f ./wheels -c ./ch --targets nodes.yaml --write-lock pixi.lock
+      variant-bridge solve torch torchvision -c ./indexed-channel --cuda 12.6 -t cuda=12.9
     """
     from variant_bridge.cli import _native
     from variant_bridge.jobs.context import Context
@@ -172,7 +189,10 @@ def solve(
     from variant_bridge.priority import Encoding
 
     channel_dirs = tuple(_channel_dir(c) for c in channels)
-    request = SolveRequest(specs, channel_dirs, Encoding(priority), into, write_lock, installer)
+    request = SolveRequest(
+        specs, channel_dirs, Encoding(priority), into, write_lock, installer,
+        prefer_wheels=prefer_wheels, allow_mix=allow_mix,
+    )  # fmt: skip
     _native.request_clean_exit()
     if targets_file is not None:
         from variant_bridge.cli._classes import solve_classes_command
@@ -187,3 +207,5 @@ def solve(
         echo_json(result_json(result, env, fetched))
     else:
         _echo(result, env, fetched)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)

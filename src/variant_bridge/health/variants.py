@@ -3,8 +3,9 @@
 The rules are ``select``'s, applied to what is installed: the variant's properties against the
 bridged supported properties (PEP 825: features AND-ed, values OR-ed; :class:`~variant_bridge.
 ranking.VariantRanker` with the words of :func:`~variant_bridge.translate.explain_unsupported`),
-and its CUDA toolkit evidence (its own pins and lower bound) against the environment's
-``cuda-version`` (:func:`~variant_bridge.translate.evidence.installed_toolkit`). Only namespaces
+and its CUDA toolkit (the commands' shared rule: its own pins, else its label by the publisher's
+convention, else its lower bound) against the environment's ``cuda-version``
+(:func:`~variant_bridge.translate.evidence.installed_toolkit`). Only namespaces
 the tables map are judged: a static namespace (torch's ``priority``) is supported by definition,
 and one no table maps cannot be judged here.
 
@@ -129,6 +130,8 @@ def variant_findings(
             continue
         toolkit_only, contradicted = _driver_verdict(judged, driver, env, tables)
         built_for = toolkit.evidence.toolkit if toolkit is not None else None
+        if toolkit is not None and toolkit.toolkit is not None and toolkit.toolkit.exact:
+            built_for = toolkit.toolkit.exact  # pins, or a label saying a minor
         disagreement = Disagreement(
             dist.name, dist.version, description.label, tuple(reasons), not contradicted,
             toolkit_only, str(built_for) if built_for is not None else None, dist.direct_url,

@@ -39,6 +39,7 @@ __all__ = [
     "read_variants_files",
     "read_wheel_variant_metadata",
     "variant_metadata_of",
+    "variants_file_body",
 ]
 
 MAX_VARIANTS_JSON = MAX_DOCUMENT
@@ -119,6 +120,15 @@ def _body(file: IndexFile, transport: Transport) -> bytes:
             f"hash mismatch for {file.filename} from {file.url}", file.sha256, actual
         )
     return response.body
+
+
+def variants_file_body(file: IndexFile, transport: Transport) -> bytes:
+    """The bytes of one ``*-variants.json`` (size-capped; a remote one checked against its
+    advertised hash), as read to parse it.
+
+    :raises IndexReadError, HashMismatch: as :func:`read_variants_files`.
+    """
+    return _body(file, transport)
 
 
 def read_variants_files(

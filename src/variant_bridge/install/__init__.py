@@ -25,7 +25,7 @@ from variant_bridge._values import value
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.errors import InstallError
 from variant_bridge.indexes import Candidate
-from variant_bridge.install._run import REQUIREMENTS, InstallResult, install
+from variant_bridge.install._run import REQUIREMENTS, InstallResult, install, uninstall
 from variant_bridge.install._state import State, read_state
 from variant_bridge.platform_tags import TargetPython
 
@@ -38,6 +38,7 @@ __all__ = [
     "install",
     "plan_install",
     "read_state",
+    "uninstall",
 ]
 
 Installer = Literal["uv", "pip"]
@@ -100,6 +101,17 @@ class InstallPlan:
             self.python.executable, "-m", "pip", "install", "--disable-pip-version-check",
             "--force-reinstall", *pinned,
         ]  # fmt: skip
+
+    def uninstall_command(self, names: Sequence[str]) -> list[str]:
+        """The command that removes the distributions *names* from the target interpreter, with
+        the installer that installs (``uv pip uninstall --python PY``, ``PY -m pip uninstall
+        -y``)."""
+        assert self.python.executable is not None  # plan_install() guarantees it
+        if self.installer == "uv":
+            uv = self.uv or find_uv()
+            assert uv is not None  # plan_install() guarantees it
+            return [uv, "pip", "uninstall", "--python", self.python.executable, *names]
+        return [self.python.executable, "-m", "pip", "uninstall", "-y", *names]
 
 
 def plan_install(

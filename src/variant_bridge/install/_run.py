@@ -127,6 +127,8 @@ class InstallResult:
     """The files that were already installed exactly as chosen: left alone."""
     verified: tuple[VerifiedFile, ...] = ()
     """Every chosen wheel as it passed the trust gate (``checked``: a hash was compared)."""
+    after: State | None = None
+    """What the interpreter has installed after the run (``None`` for a dry run)."""
 
 
 def _stage_all(
@@ -204,7 +206,9 @@ def install(
         if not todo:
             for candidate in plan.candidates:
                 _verify(before, candidate)
-            return InstallResult(plan, (), 0, "", hashes, unchanged=unchanged, verified=verified)
+            return InstallResult(
+                plan, (), 0, "", hashes, unchanged=unchanged, verified=verified, after=before
+            )
         _stage_all(todo, staging)
         command = plan.command(staging, [c for c, _ in todo])
         proc = _run(command, plan.installer)
@@ -226,7 +230,20 @@ def install(
         installed,
         unchanged,
         verified,
+        after,
     )
+
+
+def uninstall(plan: InstallPlan, names: Sequence[str]) -> tuple[str, ...]:
+    """Remove the distributions *names* from the plan's interpreter with its installer.
+
+    :returns: the command that ran. :raises InstallError: the installer failed (its output).
+    """
+    command = plan.uninstall_command(names)
+    proc = _run(command, plan.installer)
+    if proc.returncode != 0:
+        raise InstallError(_failure(plan.installer, proc.returncode, proc.stdout + proc.stderr))
+    return tuple(command)
 
 
 def _run(command: list[str], installer: str) -> subprocess.CompletedProcess[str]:

@@ -37,6 +37,7 @@ from variant_bridge.indexes import (
     PackageFiles,
     ProblemKind,
 )
+from variant_bridge.jobs._follow import Follow, Option, is_cuda
 from variant_bridge.jobs.target import Target
 from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
 from variant_bridge.mappings import MappingTables, load_tables
@@ -47,10 +48,11 @@ from variant_bridge.markers import (
     target_environment,
 )
 from variant_bridge.platform_tags import target_tags
-from variant_bridge.properties import NULL_LABEL
-from variant_bridge.ranking import Priorities, VariantRanker
+from variant_bridge.properties import NULL_LABEL, VariantDescription
+from variant_bridge.ranking import Judge, Judgement, Priorities, VariantRanker
 from variant_bridge.translate import explain_unsupported
-from variant_bridge.translate.evidence import toolkit_bound
+from variant_bridge.translate.evidence import toolkit_bound, toolkit_evidence, wheel_toolkit
+from variant_bridge.translate.gpus import CudaBuild, cuda_fallback
 from variant_bridge.wheel_selection import Selection, Verdict, select_wheel
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "PackageChoice",
     "RequiredBy",
     "choose_files",
+    "cpu_fallback",
     "kept_choice",
 ]
 
@@ -120,6 +123,10 @@ class PackageChoice:
     """The extras the tree asks of it."""
     installed: PythonDistribution | None = None
     """A dependency kept as installed (it satisfies every requirement on it): no file chosen."""
+    follows: Follow | None = None
+    """The toolkit its stack shares, when it was chosen for it (semantics.md §6.6)."""
+    mixed: str | None = None
+    """Why its stack shares no CUDA toolkit, when the mix was allowed (said on one member)."""
 
     @property
     def failed(self) -> bool:
@@ -262,14 +269,45 @@ def _chosen_requirements(
     return metadata.requires_dist, evaluated.applying, problems
 
 
-def choose_files(files: PackageFiles, ctx: Choosing) -> PackageChoice:
-    """The wheel of one project version chosen by the bridged rules, its requirements read."""
+def _stack_judge(
+    judge: Judge, follow: Follow, toolkits: Mapping[str, VariantToolkit], tables: MappingTables
+) -> Judge:
+    """*judge*, then the stack's toolkit: a build of another toolkit is refused (one stack, one
+    toolkit); the one taken says whom it follows. Only ever asked with a toolkit that some
+    compatible build of the package matches (:func:`._stack.plan_stacks`)."""
+    namespace = tables.nvidia.namespace
+
+    def judged(description: VariantDescription) -> Judgement | None:
+        first = judge(description)
+        if first is not None and not first.compatible:
+            return first
+        read = toolkits.get(description.label)
+        said = read.toolkit if read is not None else wheel_toolkit(description, tables=tables)
+        cuda = is_cuda(description, namespace) or said is not None
+        option = Option(description.label, said if cuda else None, cuda)
+        if not option.agrees(follow.toolkit):
+            return Judgement(follow.refusal(option), compatible=False)
+        reason = follow.reason() if first is None else f"{first.reason}; {follow.reason()}"
+        return Judgement(reason)
+
+    return judged
+
+
+def choose_files(
+    files: PackageFiles, ctx: Choosing, *, follow: Follow | None = None
+) -> PackageChoice:
+    """The wheel of one project version chosen by the bridged rules, its requirements read.
+
+    :param follow: the toolkit its stack shares (a build of another is refused).
+    """
     target = ctx.target
     # The one place the caller's words for an unsupported property are wired in.
     explain = functools.partial(explain_unsupported, supported=target.supported, tables=ctx.tables)
     priorities = Priorities.of(files.metadata)
     toolkits = _toolkits(files, VariantRanker(target.supported, priorities, explain=explain), ctx)
     judge = toolkit_judge(toolkits, ctx.tables.nvidia.namespace)
+    if follow is not None:
+        judge = _stack_judge(judge, follow, toolkits, ctx.tables)
     ranker = VariantRanker(target.supported, priorities, explain=explain, judge=judge)
     selection = select_wheel(files.candidates, ranker, ctx.tags)
     _refuse_damaged(files, selection.selected, ranker)
@@ -281,7 +319,7 @@ def choose_files(files: PackageFiles, ctx: Choosing) -> PackageChoice:
         duplicates = _duplicates(applying, target.env, ctx.tables, selection.selected.name)
     return PackageChoice(
         files.project, files, selection, duplicates, requirements,
-        MappingProxyType(toolkits), problems,
+        MappingProxyType(toolkits), problems, follows=follow,
     )  # fmt: skip
 
 
@@ -292,3 +330,35 @@ def kept_choice(dist: PythonDistribution) -> PackageChoice:
     return PackageChoice(
         project, files, Selection(None, ()), requirements=dist.requires, installed=dist
     )
+
+
+def cpu_fallback(choice: PackageChoice, env: Environment, tables: MappingTables) -> str | None:
+    """Why *choice* is a CPU build on a machine whose CUDA driver is present, when the package
+    publishes CUDA builds and the target excluded every one (semantics.md §6.6); ``None`` when it
+    is a CUDA build, a kept one, or some CUDA build was compatible (its stack chose)."""
+    chosen = choice.chosen
+    if chosen is None or choice.installed is not None:
+        return None
+    namespace = tables.nvidia.namespace
+    description = chosen.variant.description if chosen.variant is not None else None
+    if is_cuda(description, namespace):
+        return None
+    builds: list[CudaBuild] = []
+    for verdict in choice.selection.verdicts:
+        variant = verdict.variant.description if verdict.variant is not None else None
+        if (
+            variant is None
+            or not is_cuda(variant, namespace)
+            or variant.label in {b.label for b in builds}
+        ):
+            continue
+        if verdict.compatible:
+            return None
+        read = choice.toolkits.get(variant.label)
+        toolkit = read.toolkit if read is not None else wheel_toolkit(variant, tables=tables)
+        floor = toolkit_evidence(variant, (), tables=tables).toolkit
+        builds.append(CudaBuild(variant.label, toolkit, floor, verdict.reason))
+    return cuda_fallback(
+        f"{choice.files.project} {choice.files.version}", description, builds,
+        driver=env.cuda, toolkit=env.toolkit,
+    )  # fmt: skip

@@ -20,6 +20,7 @@ from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import SelectionError
 from variant_bridge.indexes import ProjectListing
 from variant_bridge.jobs._choice import Choosing, PackageChoice, choose_files, kept_choice
+from variant_bridge.jobs._follow import Follow
 from variant_bridge.jobs.context import Sources
 from variant_bridge.markers import Dependency, VariantValues, evaluate_dependencies
 
@@ -57,6 +58,15 @@ class Releases:
         self._installed = installed
         self._listings: dict[str, ProjectListing] = {}
         self._choices: dict[tuple[str, Version], PackageChoice] = {}
+        self._follows: dict[str, Follow] = {}
+
+    def follow(self, follows: Mapping[str, Follow]) -> None:
+        """Choose these projects again for their stack's toolkit (one stack, one toolkit): their
+        choices so far are dropped, the listings kept."""
+        changed = {p for p, f in follows.items() if self._follows.get(p) != f}
+        self._follows.update(follows)
+        for key in [k for k in self._choices if k[0] in changed]:
+            del self._choices[key]
 
     def _listing(self, project: str) -> ProjectListing:
         found = self._listings.get(project)
@@ -110,7 +120,7 @@ class Releases:
         files = self._listing(project).files(
             version, spec, downloads=self._choosing.downloads, tags=self._tags
         )
-        return choose_files(files, self._choosing)
+        return choose_files(files, self._choosing, follow=self._follows.get(project))
 
     def _offers(self, project: str, version: Version) -> bool:
         pinned = SpecifierSet(f"=={version}")

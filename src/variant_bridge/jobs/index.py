@@ -19,6 +19,7 @@ import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from packaging.utils import canonicalize_name
 
@@ -48,6 +49,7 @@ from variant_bridge.solve.records import (
     ReleaseRecords,
     WheelFile,
     release_records,
+    release_toolkits,
 )
 
 __all__ = ["Gathered", "IndexReport", "IndexRequest", "gather", "index_wheels"]
@@ -75,6 +77,9 @@ class IndexRequest:
     form: Form = "rattler"
     copy: bool = True
     index_conda: bool = True
+    allow_mix: bool = False
+    """Write no one-stack ties: a CUDA build's dependency on another indexed CUDA project takes
+    any build of it (``--allow-mix``)."""
 
 
 @value
@@ -317,9 +322,14 @@ def records_of(
     :param conda_names: ``convert``'s names (see :attr:`IndexSettings.conda_names`).
     """
     tables = tables if tables is not None else load_tables()
+    stacks = {} if request.allow_mix else {
+        g.release.project: kits
+        for g in gathered
+        if (kits := release_toolkits(g.release, subdir, tables=tables))
+    }  # fmt: skip
     settings = IndexSettings(
         subdir, request.encoding, request.form,
-        frozenset(g.release.project for g in gathered), conda_names,
+        frozenset(g.release.project for g in gathered), conda_names, MappingProxyType(stacks),
     )  # fmt: skip
     found = []
     for one in gathered:

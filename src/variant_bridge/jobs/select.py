@@ -22,29 +22,38 @@ from packaging.utils import canonicalize_name
 
 from variant_bridge._values import value
 from variant_bridge.environment import PythonDistribution
-from variant_bridge.errors import ConflictingOptions, InvalidTarget
+from variant_bridge.errors import ConflictingOptions, InvalidTarget, SelectionError
 from variant_bridge.jobs._choice import (
     Choosing,
     Duplicate,
     PackageChoice,
     RequiredBy,
+    cpu_fallback,
 )
+from variant_bridge.jobs._follow import Follow
 from variant_bridge.jobs._releases import Releases
-from variant_bridge.jobs._tree import Need, resolve_tree
+from variant_bridge.jobs._stack import StackPlan, plan_stacks, requirements_of
+from variant_bridge.jobs._tree import Need, Resolved, resolve_tree
 from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.specs import Misuse
 from variant_bridge.jobs.toolkits import VariantToolkit
 
 __all__ = [
     "Duplicate",
+    "Follow",
     "PackageChoice",
     "PackageRequest",
     "RequiredBy",
     "VariantToolkit",
+    "cpu_fallback",
     "parse_request",
     "parse_requests",
     "select",
 ]
+
+STACK_ROUNDS = 4
+"""Resolutions of one tree at most while its stacks settle on one toolkit each (each round only
+adds preferences, so a tree whose builds do not change dependencies settles in two)."""
 
 
 @value
@@ -101,6 +110,7 @@ def select(
     fetch_chosen: bool = False,
     deps: bool = True,
     installed: Iterable[PythonDistribution] | None = None,
+    allow_mix: bool = False,
 ) -> tuple[PackageChoice, ...]:
     """Resolve the dependency tree of *requests* for the context's target, choosing every
     package's wheel from its sources.
@@ -121,11 +131,18 @@ def select(
         counts without asking it (:attr:`~variant_bridge.jobs.target.Target.installed`). A
         dependency found there that satisfies every requirement on it is kept (see
         :mod:`._releases`).
+    :param allow_mix: packages of one GPU stack that share no CUDA toolkit keep their own
+        choices (each says why on :attr:`PackageChoice.mixed`) instead of an error.
+
+    One stack, one toolkit (semantics.md §6.6): after the tree is resolved, CUDA packages that
+    require one another are chosen again for the toolkit of their stack's anchor
+    (torchvision follows torch), and the tree is resolved again with that preference.
     :returns: one choice per package of the tree: the requested ones first, in request order,
         then the others in the order the tree reaches them.
     :raises ConflictingOptions: no source; :raises SelectionError: an unknown package,
-        requirements that cannot all be met (each named with who stated it), or a damaged file
-        that could be the best match; :raises IndexReadError: an unreachable source.
+        requirements that cannot all be met (each named with who stated it), a damaged file
+        that could be the best match, or a stack sharing no CUDA toolkit (without
+        *allow_mix*); :raises IndexReadError: an unreachable source.
     """
     if not ctx.sources:
         raise ConflictingOptions(
@@ -139,7 +156,44 @@ def select(
         requested=frozenset(_canonical(r) for r in requests),
         installed={canonicalize_name(d.name): d for d in have},
     )
-    tree = resolve_tree([Need.of(r.requirement, r.text) for r in requests], releases, follow=deps)
+    needs = [Need.of(r.requirement, r.text) for r in requests]
+    tree = resolve_tree(needs, releases, follow=deps)
+    choices = _choices(requests, tree, releases)
+    follows: dict[str, Follow] = {}
+    plan = _plan(choices, tree, follows, choosing)
+    rounds = 1
+    while not plan.conflicts and any(follows.get(p) != f for p, f in plan.follows.items()):
+        if rounds == STACK_ROUNDS:
+            names = ", ".join(sorted(plan.follows))
+            raise SelectionError(
+                f"the GPU stacks of the tree ({names}) did not settle on one CUDA toolkit in "
+                f"{STACK_ROUNDS} resolutions; pin their versions (NAME==VERSION)"
+            )
+        follows.update(plan.follows)
+        releases.follow(follows)  # those packages are chosen again for their stack's toolkit
+        tree = resolve_tree(needs, releases, follow=deps)
+        choices = _choices(requests, tree, releases)
+        plan = _plan(choices, tree, follows, choosing)
+        rounds += 1
+    if plan.conflicts:
+        if not allow_mix:
+            raise SelectionError("; ".join(c.message for c in plan.conflicts))
+        return _mixed(choices, plan)
+    return choices
+
+
+def _plan(
+    choices: Sequence[PackageChoice], tree: Resolved, follows: dict[str, Follow], choosing: Choosing
+) -> StackPlan:
+    return plan_stacks(
+        choices, requirements_of(tree.needs), previous=follows,
+        namespace=choosing.tables.nvidia.namespace, tables=choosing.tables,
+    )  # fmt: skip
+
+
+def _choices(
+    requests: Sequence[PackageRequest], tree: Resolved, releases: Releases
+) -> tuple[PackageChoice, ...]:
     choices: list[PackageChoice] = []
     for project, version in tree.versions.items():
         needs = tree.needs[project]
@@ -152,6 +206,14 @@ def select(
         extras = tuple(sorted(tree.extras.get(project, ())))
         choices.append(replace(choice, request=named, required_by=required_by, extras=extras))
     return tuple(choices)
+
+
+def _mixed(choices: Sequence[PackageChoice], plan: StackPlan) -> tuple[PackageChoice, ...]:
+    """The choices with each conflict said on its first member (``--allow-mix``)."""
+    said = {c.projects[0]: c.reason for c in plan.conflicts}
+    return tuple(
+        replace(c, mixed=said[c.files.project]) if c.files.project in said else c for c in choices
+    )
 
 
 def _canonical(request: PackageRequest) -> str:

@@ -2,12 +2,17 @@
 
 The wheels of the command context's sources are indexed on the fly into a temporary channel
 (:mod:`variant_bridge.jobs.index`, records pointing at the files where they are; every download
-through the context's one ``Downloads``), put first in channel priority, and solved with the
-user's channels for the context's target environment's virtual packages
-(:mod:`variant_bridge.solve.solver`). Each chosen wheel says why: its rank as
-``select`` ranks it for the solved toolkit, and the record that carried it. Optionally the
-result is installed (conda packages with ``rattler.install``, wheels with the hash-checked
-uv/pip install into the prefix's Python) and written as a pixi.lock.
+through the context's one ``Downloads``) and solved with the user's channels for the context's
+target environment's virtual packages (:mod:`variant_bridge.solve.solver`). As pixi does, the
+conda channels come first (strict priority: a name a conda channel has is taken from it, the
+wheels give the rest); ``prefer_wheels`` puts the wheels first. A user channel written by
+``index`` (conda packages and ``v3.whl`` records) works the same: its wheel records are
+installed from their URL, checked against their sha256 (:mod:`._channel_wheels`). Each chosen
+wheel says why: its rank as ``select`` ranks it for the solved toolkit, and the record that
+carried it; the packages of one GPU stack share one toolkit (the records tie them), and a CPU
+build beside a present driver is a warning. Optionally the result is installed (conda packages
+with ``rattler.install``, wheels with the hash-checked uv/pip install into the prefix's Python)
+and written as a pixi.lock.
 """
 
 from __future__ import annotations
@@ -20,19 +25,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from variant_bridge._values import value
-from variant_bridge.environment import Environment, Source, Toolkit
-from variant_bridge.errors import SolveError
-from variant_bridge.indexes import Candidate
+from variant_bridge.environment import Environment, Source, SourceKind, Toolkit
+from variant_bridge.errors import ConflictingOptions, SolveError
+from variant_bridge.indexes import Candidate, Downloads
+from variant_bridge.jobs._channel_wheels import channel_wheel
 from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of
+from variant_bridge.jobs.specs import Misuse
+from variant_bridge.mappings import load_tables
+from variant_bridge.markers import VariantValues, variant_lines
 from variant_bridge.priority import Encoding
 from variant_bridge.properties import VariantDescription
-from variant_bridge.ranking import Judgement, Priorities, VariantRanker
+from variant_bridge.ranking import Judgement, Priorities, RankedVariant, VariantRanker
 from variant_bridge.solve.channel import write_channel
 from variant_bridge.solve.records import Release, ReleaseRecords
 from variant_bridge.solve.solver import SolvedPackage, solve_specs
 from variant_bridge.translate import supported_properties
-from variant_bridge.translate.evidence import judge_toolkit, toolkit_bound
+from variant_bridge.translate.evidence import (
+    judge_wheel_toolkit,
+    toolkit_bound,
+    toolkit_evidence,
+    wheel_toolkit,
+)
+from variant_bridge.translate.gpus import CudaBuild, cuda_fallback
 
 if TYPE_CHECKING:
     from variant_bridge.solve.lock import LockedWheel
@@ -48,9 +63,11 @@ class SolveRequest:
     sources, find-links every project, simple indexes the projects the specs name; the virtual
     packages and platform: its target's; hashes required to install: its fetch spec's).
 
-    :param channels: local conda channels (directories), in priority order after the wheels.
+    :param channels: local conda channels (directories), in priority order; the wheels of the
+        sources come after them (before them with *prefer_wheels*).
     :param into: install the result there (conda packages, then the wheels).
     :param write_lock: write the result there as a pixi.lock.
+    :param allow_mix: packages of one GPU stack may take builds of different toolkits.
     """
 
     specs: tuple[str, ...]
@@ -59,6 +76,8 @@ class SolveRequest:
     into: Path | None = None
     write_lock: Path | None = None
     installer: str | None = None
+    prefer_wheels: bool = False
+    allow_mix: bool = False
 
 
 @value
@@ -88,6 +107,9 @@ class SolveResult:
     notes: tuple[str, ...] = ()
     manifest: Path | None = None
     """The pixi.toml written or updated beside the lock."""
+    warnings: tuple[str, ...] = ()
+    """CPU builds chosen beside a present CUDA driver (what excluded every CUDA build), and
+    GPU stacks that share no toolkit (with ``allow_mix``)."""
 
     @property
     def toolkit(self) -> str | None:
@@ -106,6 +128,23 @@ def spec_names(specs: Sequence[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _ranked(release: Release, records: ReleaseRecords, env: Environment) -> Sequence[RankedVariant]:
+    """The release's variants as ``select`` ranks them in *env* (its toolkit judged by the
+    shared rule)."""
+    assert release.metadata is not None
+    supported = supported_properties(env)
+    bound = toolkit_bound(supported)
+
+    def judge(description: VariantDescription) -> Judgement | None:
+        evidence = records.toolkits.get(description.label)
+        said = wheel_toolkit(description, evidence)
+        refused = judge_wheel_toolkit(description.label, said, bound)
+        return Judgement(refused, compatible=False) if refused is not None else None
+
+    ranker = VariantRanker(supported, Priorities.of(release.metadata), judge=judge)
+    return ranker.rank(release.metadata.variants)
+
+
 def _why(
     package: SolvedPackage,
     release: Release,
@@ -119,20 +158,38 @@ def _why(
         return f"not a variant wheel; {record}"
     if release.metadata is None:
         return f"variant {label}; {record}"
-    supported = supported_properties(env)
-    bound = toolkit_bound(supported)
-
-    def judge(description: VariantDescription) -> Judgement | None:
-        evidence = records.toolkits.get(description.label)
-        refused = judge_toolkit(evidence, bound) if evidence is not None else None
-        return Judgement(refused, compatible=False) if refused is not None else None
-
-    ranker = VariantRanker(supported, Priorities.of(release.metadata), judge=judge)
-    ranked = ranker.rank(release.metadata.variants)
-    said = next((r.reason for r in ranked if r.label == label), "")
+    said = next((r.reason for r in _ranked(release, records, env) if r.label == label), "")
     evidence = records.toolkits.get(label)
-    toolkit = f"; {evidence.summary()}" if evidence is not None and evidence.evidence else ""
+    description = release.metadata.variant(label)
+    kit = wheel_toolkit(description, evidence) if description is not None else None
+    toolkit = f"; {kit.summary()}" if kit is not None else ""
     return f"{label}: {said}{toolkit}; {record}"
+
+
+def _fallback(
+    package: SolvedPackage, release: Release, records: ReleaseRecords, env: Environment
+) -> str | None:
+    """The warning for a CPU build chosen beside a present driver (as ``select`` says it)."""
+    metadata = release.metadata
+    if metadata is None or env.cuda is None:
+        return None
+    namespace = load_tables().nvidia.namespace
+    label = package.wheel.label if package.wheel is not None else None
+    chosen = metadata.variant(label) if label is not None else None
+    if chosen is not None and namespace in chosen.namespaces:
+        return None
+    builds = []
+    for ranked in _ranked(release, records, env):
+        description = ranked.description
+        if namespace not in description.namespaces:
+            continue
+        if ranked.compatible:
+            return None  # a CUDA build was possible: the solve chose otherwise (its stack)
+        kit = wheel_toolkit(description, records.toolkits.get(description.label))
+        floor = toolkit_evidence(description, ()).toolkit
+        builds.append(CudaBuild(description.label, kit, floor, ranked.reason))
+    title = f"{release.project} {release.version}"
+    return cuda_fallback(title, chosen, builds, driver=env.cuda, toolkit=env.toolkit)
 
 
 def _solved_environment(env: Environment, conda: Sequence[SolvedPackage]) -> Environment:
@@ -147,7 +204,9 @@ def _chosen(
     gathered: Sequence[Gathered],
     releases: Sequence[ReleaseRecords],
     env: Environment,
-) -> list[ChosenWheel]:
+    downloads: Downloads,
+) -> tuple[list[ChosenWheel], list[str]]:
+    """Every wheel of the solution, and the warnings of CPU builds chosen beside a driver."""
     by_url: dict[str, tuple[Candidate, Gathered, ReleaseRecords]] = {}
     for one, records in zip(gathered, releases, strict=True):
         wheels = {w.url: w for w in one.release.wheels}
@@ -159,21 +218,60 @@ def _chosen(
             by_url[url] = (checked, one, records)
     conda = [p for p in solved if not p.is_wheel]
     solved_env = _solved_environment(env, conda)
-    found = []
+    found: list[ChosenWheel] = []
+    warnings: list[str] = []
     for package in sorted(solved, key=lambda p: (p.wheel is None or p.wheel.label is None, p.name)):
         if not package.is_wheel:
             continue
         entry = by_url.get(package.url)
-        if entry is None:  # pragma: no cover - a wheel record of a user channel
-            raise SolveError(
-                f"{package.url}: a wheel from a conda channel cannot be installed here"
-            )
+        if entry is None:  # a wheel record of a user channel (one `index` wrote)
+            got = channel_wheel(package, downloads)
+            found.append(ChosenWheel(package, got.candidate, got.candidate.label, got.reason,
+                                     got.requires_dist, got.sha256))  # fmt: skip
+            continue
         candidate, one, records = entry
         wheel = next(w for w in one.release.wheels if w.url == package.url)
         why = _why(package, one.release, records, solved_env)
         found.append(
             ChosenWheel(package, candidate, candidate.label, why, wheel.requires_dist, wheel.sha256)
         )
+        fallback = _fallback(package, one.release, records, solved_env)
+        if fallback is not None:
+            warnings.append(fallback)
+    return found, warnings
+
+
+def _mixes(wheels: Sequence[ChosenWheel], gathered: Sequence[Gathered]) -> list[str]:
+    """A CPU build of a package that has CUDA builds, beside the CUDA build of a package it
+    requires: the records tie the CUDA builds of one stack, and a CPU build escapes the ties
+    only when none of its CUDA builds shares the required package's toolkit."""
+    namespace = load_tables().nvidia.namespace
+    has_cuda = {
+        g.release.project
+        for g in gathered
+        if g.release.metadata is not None
+        and any(namespace in d.namespaces for d in g.release.metadata.variants)
+    }
+    chosen = {w.package.name: w for w in wheels}
+
+    def cuda(wheel: ChosenWheel) -> bool:
+        variant = wheel.candidate.variant
+        return variant is not None and namespace in variant.namespaces
+
+    found = []
+    for wheel in wheels:
+        name, version = wheel.package.name, wheel.package.version
+        if cuda(wheel) or name not in has_cuda:
+            continue
+        for depend in wheel.package.depends:
+            other = chosen.get(depend.split()[0])
+            if other is not None and cuda(other):
+                mine = wheel.label or "the non-variant wheel"
+                found.append(
+                    f"{name} {version} takes its CPU build ({mine}) beside "
+                    f"{other.package.name} {other.package.version} {other.label}: no CUDA build "
+                    f"of {name} shares {other.package.name}'s toolkit here"
+                )
     return found
 
 
@@ -184,7 +282,8 @@ def solve(request: SolveRequest, ctx: Context) -> SolveResult:
     :raises SolveError: an invalid spec, a channel without repodata, no solution, a lock file
         that cannot be written. :raises InstallError: see :mod:`variant_bridge.install`.
     """
-    names = spec_names(request.specs)
+    specs = _with_cuda(request.specs, ctx)
+    names = spec_names(specs)
     lock = request.write_lock
     if lock is not None and not lock.absolute().parent.is_dir():
         raise SolveError(f"--write-lock {lock}: {lock.absolute().parent} is not a directory")
@@ -195,21 +294,29 @@ def solve(request: SolveRequest, ctx: Context) -> SolveResult:
         index = IndexRequest(
             wheel_channel, projects=names if ctx.sources.indexes else (),
             encoding=request.encoding, copy=False, index_conda=False,
+            allow_mix=request.allow_mix,
         )  # fmt: skip
         gathered, notes = gather(index, ctx) if ctx.sources else ([], [])
         releases = records_of(gathered, index, platform)
         records = [r for release in releases for r in release.records]
         write_channel(wheel_channel, platform, records,
                       projects={r.project for r in releases}, index_conda=False)  # fmt: skip
+        # pixi's rule: conda packages first, the wheels for what no conda channel has.
+        channels = [*request.channels, wheel_channel]
+        if request.prefer_wheels:
+            channels = [wheel_channel, *request.channels]
         solved = solve_specs(
-            request.specs, [wheel_channel, *request.channels], platform=platform,
-            virtual_packages=env.virtual_packages,
-        )  # fmt: skip
-        wheels = _chosen(solved, gathered, releases, env)
+            specs, channels, platform=platform, virtual_packages=env.virtual_packages
+        )
+        wheels, warnings = _chosen(solved, gathered, releases, env, ctx.downloads)
+        mixes = _mixes(wheels, gathered)
+        if mixes and not request.allow_mix:
+            raise SolveError("; ".join(mixes) + "; pass --allow-mix to solve it anyway")
         conda = tuple(p for p in solved if not p.is_wheel)
         result = SolveResult(
-            request.specs, platform, conda, tuple(wheels), tuple(releases), notes=tuple(notes)
-        )
+            tuple(specs), platform, conda, tuple(wheels), tuple(releases), notes=tuple(notes),
+            warnings=tuple(warnings + mixes),
+        )  # fmt: skip
         if request.into is not None:
             _install(result, request, ctx)
             result = dataclasses.replace(result, installed=request.into)
@@ -217,6 +324,23 @@ def solve(request: SolveRequest, ctx: Context) -> SolveResult:
             manifest = _lock(result, request, ctx)
             result = dataclasses.replace(result, lockfile=lock, manifest=manifest)
     return result
+
+
+def _with_cuda(specs: Sequence[str], ctx: Context) -> list[str]:
+    """The specs, with ``cuda-version X.Y.*`` when ``--cuda X.Y`` asked for that toolkit.
+
+    :raises ConflictingOptions: a spec names ``cuda-version`` too.
+    """
+    toolkit = ctx.target.env.toolkit
+    if toolkit is None or toolkit.source.kind is not SourceKind.REQUESTED:
+        return list(specs)
+    if toolkit.package in spec_names(specs):
+        raise ConflictingOptions(
+            Misuse.CUDA_AND_TOOLKIT,
+            f"--cuda {toolkit.version} and a {toolkit.package} spec both ask for the toolkit; "
+            "give one",
+        )
+    return [*specs, f"{toolkit.package} {toolkit.version}.*"]
 
 
 def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
@@ -236,7 +360,7 @@ def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
         hash_to_compare(wheel.candidate, require_hashes=require_hashes)
     # Never the running interpreter: the wheels belong in the prefix's, or nowhere.
     install_conda([p.record for p in result.conda], prefix,
-                  _conda_specs(request.specs, result.wheels),
+                  _conda_specs(result.specs, result.wheels),
                   needs_python=bool(result.wheels))  # fmt: skip
     if not result.wheels:
         return
@@ -281,7 +405,6 @@ def locked_wheels(
     through the context's downloads; plain wheels by path or URL. Each wheel's requirements
     are locked with its variant markers decided (``'nvidia' in variant_namespaces``)."""
     from variant_bridge.indexes import url_to_path
-    from variant_bridge.markers import VariantValues, variant_lines
     from variant_bridge.solve.lock import COPIES_DIR, LockedWheel, place_wheel
 
     wheels = []

@@ -66,6 +66,7 @@ class Misuse(enum.Enum):
     INDEX_NEEDS_PROJECT = "index without --project"
     TARGET_TWICE = "the host's target and --prefix or --lockfile"
     TARGETS_AND_ENVIRONMENT = "--targets with --prefix, --lockfile, --platform or --target"
+    CUDA_AND_TOOLKIT = "--cuda and a solved cuda-version"
 
 
 @value
@@ -108,6 +109,9 @@ class EnvironmentSpec:
     strict: bool = False
     """Use no fact of this machine: nothing detected, and the target Python must be known."""
     cuda_policy: CudaPolicy | None = None
+    cuda: str | None = None
+    """``--cuda``: the CUDA toolkit (``12.6``) the whole tree is built for where the environment
+    has no solved ``cuda-version``; the toolkit policy then applies to it."""
     python: str | None = None
     """``--python``: a version or an interpreter; ``None``: the environment's, else the running
     one."""

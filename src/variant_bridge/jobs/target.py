@@ -39,7 +39,7 @@ def detect(spec: EnvironmentSpec) -> Environment:
     environ = os.environ if spec.environ is None else spec.environ
     if not spec.conda_prefix and "CONDA_PREFIX" in environ:
         environ = {k: v for k, v in environ.items() if k != "CONDA_PREFIX"}
-    return detect_environment(
+    env = detect_environment(
         prefix=spec.prefix,
         lockfile=spec.lockfile,
         environment=spec.environment,
@@ -49,6 +49,38 @@ def detect(spec: EnvironmentSpec) -> Environment:
         strict=spec.strict,
         machine=spec.virtual_packages,
     )
+    return env if spec.cuda is None else requested_toolkit(env, spec.cuda)
+
+
+def requested_toolkit(env: Environment, cuda: str) -> Environment:
+    """*env* with the toolkit ``--cuda`` asks for, where nothing solved one.
+
+    :raises InvalidTarget: *cuda* is no ``MAJOR.MINOR``, or conda could not solve that toolkit
+        beside the environment's driver; :raises ConflictingOptions: the environment has a
+        solved toolkit that differs (it decides).
+    """
+    import dataclasses
+    import re
+
+    from variant_bridge.environment import Source, Toolkit
+    from variant_bridge.virtual_packages import impossible_toolkit
+
+    if re.fullmatch(r"[1-9][0-9]?\.[0-9]{1,2}", cuda) is None:
+        raise InvalidTarget(f"--cuda {cuda!r}: expected a CUDA MAJOR.MINOR, e.g. 12.6")
+    solved = env.toolkit
+    if solved is not None:
+        if solved.version.split(".")[:2] == cuda.split("."):
+            return env
+        raise ConflictingOptions(
+            Misuse.CUDA_AND_TOOLKIT,
+            f"--cuda {cuda} asks for another toolkit than {solved} ({solved.source}): the solved "
+            "toolkit decides; drop --cuda, or change the environment's cuda-version",
+        )
+    driver = env.cuda
+    problem = impossible_toolkit("cuda-version", cuda, driver.version if driver else None)
+    if problem is not None:
+        raise InvalidTarget(f"--cuda {cuda}: {problem}")
+    return dataclasses.replace(env, toolkit=Toolkit("cuda-version", cuda, Source.REQUESTED))
 
 
 @value

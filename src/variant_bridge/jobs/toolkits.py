@@ -1,12 +1,14 @@
-"""Each candidate variant's CUDA toolkit evidence, for the ``select`` job (semantics.md §8).
+"""Each candidate variant's CUDA toolkit, for the ``select`` job (semantics.md §6.0, §6.0.1).
 
 For every variant label whose properties the target supports, the core metadata of one of its
 wheels (the one with the target's best tag) is read, at most once, by the cheapest way the index
 allows (:class:`~variant_bridge.indexes.CoreMetadataReader`); its ``Requires-Dist`` are evaluated
 for that variant on the target (:mod:`variant_bridge.markers`) and turned into evidence by the
-pure core (:func:`~variant_bridge.translate.evidence.toolkit_evidence`). A wheel whose metadata
-cannot be read, a marker that cannot be evaluated or a names-table gap is a problem of that
-variant, in words; the other variants are still judged.
+pure core (:func:`~variant_bridge.translate.evidence.toolkit_evidence`); the variant's toolkit is
+then the commands' shared rule (:func:`~variant_bridge.translate.evidence.wheel_toolkit`: the
+pins, else the label by its publisher's convention, else the lower bound), and the toolkit policy
+judges that. A wheel whose metadata cannot be read, a marker that cannot be evaluated or a
+names-table gap is a problem of that variant, in words; the other variants are still judged.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from variant_bridge.mappings import MappingTables
 from variant_bridge.markers import VariantValues, evaluate_dependencies
 from variant_bridge.properties import VariantDescription
 from variant_bridge.ranking import Judge, Judgement
-from variant_bridge.translate.evidence import ToolkitEvidence, judge_toolkit, toolkit_evidence
+from variant_bridge.translate.evidence import (
+    ToolkitEvidence,
+    WheelToolkit,
+    judge_wheel_toolkit,
+    toolkit_evidence,
+    wheel_toolkit,
+)
 from variant_bridge.translate.supported import Bound
 
 __all__ = ["VariantToolkit", "read_toolkits", "toolkit_judge"]
@@ -42,11 +50,14 @@ class VariantToolkit:
     """Why the evidence may be incomplete: unreadable metadata, markers, names-table gaps."""
     refused: str | None = None
     """The toolkit policy's reason to refuse the variant; ``None`` when it does not."""
+    toolkit: WheelToolkit | None = None
+    """The toolkit by the shared rule (pins, else the label, else the lower bound)."""
 
     def summary(self) -> str:
+        said = self.toolkit.summary() if self.toolkit is not None else self.evidence.summary()
         if self.metadata is None and self.problems:
-            return f"{self.evidence.summary()} ({'; '.join(self.problems)})"
-        return self.evidence.summary()
+            return f"{said} ({'; '.join(self.problems)})"
+        return said
 
 
 def _best_wheels(
@@ -80,23 +91,13 @@ def _one(
         metadata = reader.read(candidate)
     except (IndexReadError, InvalidMetadata) as e:
         problem = f"cannot read the core metadata of {candidate.name}: {e}"
-        return VariantToolkit(
-            description.label,
-            toolkit_evidence(description, (), tables=tables),
-            candidate.name,
-            problems=(problem,),
-        )
+        return _unread(description, candidate, problem, tables)
     if metadata is None:
         problem = (
             f"core metadata of {candidate.name} not read: the index offers neither a PEP 658 "
             "metadata file nor range requests, and the wheel is not downloaded to choose"
         )
-        return VariantToolkit(
-            description.label,
-            toolkit_evidence(description, (), tables=tables),
-            candidate.name,
-            problems=(problem,),
-        )
+        return _unread(description, candidate, problem, tables)
     evaluated = evaluate_dependencies(
         metadata.requires_dist, environment, VariantValues.of(description)
     )
@@ -105,6 +106,17 @@ def _one(
     )
     problems = tuple(f"{candidate.name}: {p}" for p in evaluated.problems) + evidence.gaps
     return VariantToolkit(description.label, evidence, candidate.name, metadata, problems)
+
+
+def _unread(
+    description: VariantDescription, candidate: Candidate, problem: str, tables: MappingTables
+) -> VariantToolkit:
+    return VariantToolkit(
+        description.label,
+        toolkit_evidence(description, (), tables=tables),
+        candidate.name,
+        problems=(problem,),
+    )
 
 
 def read_toolkits(
@@ -127,14 +139,12 @@ def read_toolkits(
     wheels = _best_wheels(candidates, by_label, tags)
     found: dict[str, VariantToolkit] = {}
     for label, candidate in sorted(wheels.items()):
-        toolkit = _one(by_label[label], candidate, reader, environment, tables)
-        refused = judge_toolkit(toolkit.evidence, bound)
-        if refused is not None:
-            toolkit = VariantToolkit(
-                toolkit.label, toolkit.evidence, toolkit.wheel, toolkit.metadata,
-                toolkit.problems, refused,
-            )  # fmt: skip
-        found[label] = toolkit
+        read = _one(by_label[label], candidate, reader, environment, tables)
+        said = wheel_toolkit(by_label[label], read.evidence, tables=tables)
+        found[label] = VariantToolkit(
+            read.label, read.evidence, read.wheel, read.metadata, read.problems,
+            judge_wheel_toolkit(label, said, bound), said,
+        )  # fmt: skip
     return found
 
 
@@ -148,7 +158,7 @@ def toolkit_judge(toolkits: Mapping[str, VariantToolkit], namespace: str) -> Jud
             return None
         if toolkit.refused is not None:
             return Judgement(toolkit.refused, compatible=False)
-        if toolkit.evidence.evidence or namespace in description.namespaces:
+        if toolkit.toolkit is not None or namespace in description.namespaces:
             return Judgement(toolkit.summary())
         return None
 

@@ -36,7 +36,13 @@ from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
 from variant_bridge.install import Installer, InstallResult
 from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.export import ExportOutput, ExportRequest, ExportResult, run_export
-from variant_bridge.jobs.install import PreparedInstall, prepare_install, run_install
+from variant_bridge.jobs.install import (
+    Leftovers,
+    PreparedInstall,
+    leftovers,
+    prepare_install,
+    run_install,
+)
 from variant_bridge.jobs.select import PackageRequest
 from variant_bridge.jobs.specs import EnvironmentSpec
 from variant_bridge.jobs.target import Target
@@ -149,6 +155,8 @@ class AddResult:
     recorded: ExportResult
     feature: str | None
     """The feature whose tables got the entries (``None``: the top level)."""
+    leftovers: Leftovers = Leftovers((), ())
+    """CUDA wheels the replaced builds required that nothing requires any more (not removed)."""
 
 
 def add(
@@ -188,6 +196,7 @@ def add(
     )
     prepared = prepare_install(requests, ctx, deps=deps, installer=installer)
     installed = run_install(prepared, ctx)
+    left = leftovers(prepared, installed, ctx)
     # The environment as it is now (the wheels just installed), through the same downloads: a
     # wheel fetched to install is the file the export compares and copies.
     after = Context(ctx.sources, ctx.downloads, Target.of(spec), ctx.fetch)
@@ -200,7 +209,7 @@ def add(
             "was: once that is fixed, `pixi variant add` again records it and keeps what is "
             "installed)"
         ) from e
-    return AddResult(ctx.target, prepared, installed, recorded, feature)
+    return AddResult(ctx.target, prepared, installed, recorded, feature, left)
 
 
 def require_installed(env: WorkspaceEnvironment) -> WorkspaceEnvironment:

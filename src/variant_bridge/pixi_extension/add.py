@@ -116,7 +116,7 @@ def _table(feature: str | None) -> str:
 
 def _echo(result: AddResult) -> None:
     from variant_bridge.cli.export import _wrote
-    from variant_bridge.cli.install import _echo_installed
+    from variant_bridge.cli.install import _echo_installed, _echo_leftovers, _echo_replacements
     from variant_bridge.cli.select import _reason, _summary, _warn_duplicates
 
     target, choices = result.target, result.prepared.choices
@@ -126,8 +126,10 @@ def _echo(result: AddResult) -> None:
         what = str(chosen.filename) if chosen is not None else "kept as installed"
         click.echo(f"  {choice.files.project} {choice.files.version}: {what}")
         click.echo(f"      {_reason(choice)}")
-    _warn_duplicates(choices, target.supported)
+    _warn_duplicates(choices, target)
+    _echo_replacements(result.prepared.replacements, dry_run=False)
     _echo_installed(result.installed, target, kept=sum(c.installed is not None for c in choices))
+    _echo_leftovers(result.leftovers, dry_run=False)
     click.echo(f"Recorded in {_table(result.feature)}: " + _wrote(result.recorded, updated=True))
 
 
@@ -140,7 +142,9 @@ def _json(result: AddResult, env: Any, advice: str, notes: list[str]) -> dict[st
         "environment": env.name,
         "prefix": str(env.prefix),
         "feature": result.feature,
-        "install": _install_json(result.prepared.choices, result.installed, result.target),
+        "install": _install_json(
+            result.prepared, result.installed, result.target, result.leftovers
+        ),
         "recorded": export_json(result.recorded),
         "lockfile": {"path": str(env.lockfile), "changed": False, "advice": advice},
         "notes": notes,

@@ -5,6 +5,11 @@ Each wheel becomes one record per place it holds in the priority plan
 ``Requires-Python``), the platform tag's virtual package (``__glibc >=2.28``), the variant's
 translated specs, its ``__cuda_arch`` cell, its CUDA toolkit evidence as ``cuda-version``, and the
 ``Requires-Dist`` on projects indexed in the same channel; ``build_number`` says the priority.
+A CUDA build's dependency on another indexed project with CUDA builds names the builds of it
+that share its toolkit (one stack, one toolkit: torchvision ``cuda12.6`` depends on ``torch
+==2.9.0`` builds ``cuda12.6_*``), by the toolkit rule every command uses
+(:func:`~variant_bridge.translate.evidence.wheel_toolkit`: pins, else the label, else the lower
+bound).
 Static namespaces add nothing; a variant with an unmapped namespace gets a record that needs
 ``__variant_<namespace>``, a virtual package no machine has, so it is never chosen and the reason
 is visible in the record.
@@ -13,6 +18,7 @@ is visible in the record.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from types import MappingProxyType
@@ -50,7 +56,13 @@ from variant_bridge.solve.specs import (
     to_conda_version,
 )
 from variant_bridge.translate import cuda, to_conda_specs
-from variant_bridge.translate.evidence import EvidenceKind, ToolkitEvidence, toolkit_evidence
+from variant_bridge.translate.evidence import (
+    ToolkitBasis,
+    ToolkitEvidence,
+    WheelToolkit,
+    toolkit_evidence,
+    wheel_toolkit,
+)
 from variant_bridge.translate.supported import NvidiaValue
 
 __all__ = [
@@ -60,6 +72,7 @@ __all__ = [
     "WheelFile",
     "WheelRecord",
     "release_records",
+    "release_toolkits",
 ]
 
 Form = Literal["rattler", "conda"]
@@ -111,6 +124,12 @@ class IndexSettings:
     Records are then named by it and *every* applying ``Requires-Dist`` becomes a dependency on
     a conda name (:mod:`~variant_bridge.solve.conda_dependencies`), or is listed in
     :attr:`ReleaseRecords.not_dependencies`."""
+    stacks: Mapping[str, Mapping[str, WheelToolkit | None]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
+    """Indexed project -> its CUDA labels' toolkits (:func:`release_toolkits`): a CUDA build
+    that requires one of them depends on its builds of a shared toolkit. Empty: no ties (a
+    mix is allowed)."""
 
 
 @value
@@ -175,11 +194,14 @@ def _marker_environment(subdir: str, python: str | None, tables: MappingTables) 
     return values
 
 
-def _evidence_spec(evidence: ToolkitEvidence) -> str | None:
-    strongest = evidence.strongest
-    if strongest is None or strongest.kind is EvidenceKind.LOWER_BOUND:
-        return None  # the lower bound's own cuda-version spec says it already
-    said = strongest.cuda
+def _evidence_spec(toolkit: WheelToolkit | None) -> str | None:
+    """``cuda-version >=12.8,<13`` for a build whose pins or label say its toolkit; ``None`` for
+    a floor or a per-major wheel (the lower bound's own cuda-version spec says it already)."""
+    if toolkit is None or toolkit.floor_only or toolkit.per_major:
+        return None
+    if toolkit.basis is not ToolkitBasis.PINS and toolkit.exact is None:
+        return None
+    said = toolkit.cuda
     low = f"{said.major}.{said.minor}" if said.minor is not None else str(said.major)
     return f"cuda-version >={low},<{said.major + 1}"
 
@@ -187,7 +209,7 @@ def _evidence_spec(evidence: ToolkitEvidence) -> str | None:
 def _variant(
     description: VariantDescription,
     static: frozenset[str],
-    evidence: ToolkitEvidence,
+    toolkit: WheelToolkit | None,
     form: Form,
     tables: MappingTables,
 ) -> _Variant:
@@ -214,7 +236,7 @@ def _variant(
     reason = None
     if unmapped:
         reason = "; ".join(dict.fromkeys(why for _, why in unmapped))
-    return _Variant(description, tuple(groups), arch, _evidence_spec(evidence), reason)
+    return _Variant(description, tuple(groups), arch, _evidence_spec(toolkit), reason)
 
 
 def _unmapped_spec(description: VariantDescription, static: frozenset[str]) -> str:
@@ -305,6 +327,8 @@ class _Builder:
         self.static = _static(release.metadata)
         self.head: dict[str, list[str]] = {}
         self.needs: dict[str, list[str]] = {}
+        self.toolkits: Mapping[str, WheelToolkit | None] = {}
+        """This release's CUDA labels' toolkits (set once the evidence is read)."""
 
     def wheel_head(self, wheel: WheelFile) -> list[str] | None:
         """``python``, ``Requires-Python`` and platform specs; ``None`` (with the reason
@@ -349,7 +373,9 @@ class _Builder:
             version = to_conda_version(requirement.specifier)
             indexed = name in self.settings.projects and name != self.release.project
             if indexed and version is not None:
-                specs.append(f"{name} {version}".strip())
+                builds = self.shared_builds(name, description)
+                spec = f"{name} {version or '*'} {builds}" if builds else f"{name} {version}"
+                specs.append(spec.strip())
             else:
                 self.left.append((str(wheel.filename), dependency.stated))
         return specs
@@ -382,6 +408,23 @@ class _Builder:
         for problem_text in evaluated.problems:
             self.not_conda.append((name, problem_text, "its marker cannot be decided here"))
         return specs
+
+    def shared_builds(self, name: str, description: VariantDescription | None) -> str | None:
+        """The build-string pattern of *name*'s builds that share this CUDA build's toolkit
+        (``^(cuda12\\.6)_``...); ``None`` when no tie applies (not a CUDA build, *name* has no
+        CUDA builds, or the toolkit is unknown)."""
+        theirs = self.settings.stacks.get(name)
+        if not theirs or description is None or description.is_null:
+            return None
+        if self.tables.nvidia.namespace not in description.namespaces:
+            return None
+        mine = self.toolkits.get(description.label)
+        if mine is None:
+            return None
+        labels = [label for label, kit in theirs.items() if kit is None or mine.shares(kit)]
+        if not labels:  # no build of it shares the toolkit: none matches, never chosen
+            return "^$"
+        return f"^({'|'.join(re.escape(label) for label in sorted(labels))})_.*$"
 
 
 def _wheel_python(filename: WheelFilename) -> str | None:
@@ -420,6 +463,30 @@ def _evidence(
         requirements = [d.requirement for d in builder.evaluated(wheel, description)]
         found[label] = toolkit_evidence(description, requirements, tables=builder.tables)
     return found
+
+
+def _label_toolkits(
+    evidence: Mapping[str, ToolkitEvidence],
+    descriptions: Mapping[str, VariantDescription],
+    tables: MappingTables,
+) -> dict[str, WheelToolkit | None]:
+    """Each CUDA label's toolkit by the shared rule (pins, else the label, else the bound)."""
+    namespace = tables.nvidia.namespace
+    return {
+        label: wheel_toolkit(description, evidence.get(label), tables=tables)
+        for label, description in descriptions.items()
+        if not description.is_null and namespace in description.namespaces
+    }
+
+
+def release_toolkits(
+    release: Release, subdir: str, *, tables: MappingTables | None = None
+) -> dict[str, WheelToolkit | None]:
+    """The toolkit of each CUDA label of *release* on *subdir* (:attr:`IndexSettings.stacks`)."""
+    tables = tables if tables is not None else load_tables()
+    builder = _Builder(release, IndexSettings(subdir), tables)
+    descriptions = _descriptions(release)
+    return _label_toolkits(_evidence(builder, descriptions), descriptions, tables)
 
 
 def _record(
@@ -470,10 +537,9 @@ def release_records(
     builder = _Builder(release, settings, tables)
     descriptions = _descriptions(release)
     evidence = _evidence(builder, descriptions)
+    builder.toolkits = _label_toolkits(evidence, descriptions, tables)
     variants = {
-        label: _variant(
-            d, builder.static, evidence.get(label, ToolkitEvidence(label)), settings.form, tables
-        )
+        label: _variant(d, builder.static, builder.toolkits.get(label), settings.form, tables)
         for label, d in descriptions.items()
     }
     kept = []
@@ -498,9 +564,9 @@ def release_records(
         v.description for v in variants.values() if v.unmapped is None and not v.description.is_null
     ]
     toolkits = {
-        (t.major, t.minor)
-        for e in evidence.values()
-        if (t := e.toolkit) is not None and t.minor is not None
+        (kit.cuda.major, kit.cuda.minor)
+        for kit in builder.toolkits.values()
+        if kit is not None and kit.exact is not None and kit.cuda.minor is not None
     }
     plan = plan_priority(
         ordered, Priorities.of(release.metadata), platform=settings.subdir,

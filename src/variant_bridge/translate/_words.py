@@ -8,7 +8,11 @@ __all__ = ["toolkit_text", "vp_text"]
 
 # Whose toolkit it is, by where it was read: a prefix's conda-meta, a lock, or facts given on the
 # command line (``--from-conda``, a hand-built environment).
-_OWNERS = {SourceKind.PREFIX: "the prefix's", SourceKind.LOCKFILE: "the locked"}
+_OWNERS = {
+    SourceKind.PREFIX: "the prefix's",
+    SourceKind.LOCKFILE: "the locked",
+    SourceKind.REQUESTED: "the requested",
+}
 
 
 def vp_text(vp: VirtualPackage, *, build: bool = False) -> str:

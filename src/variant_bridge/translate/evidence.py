@@ -54,6 +54,7 @@ __all__ = [
     "WheelToolkit",
     "installed_toolkit",
     "judge_toolkit",
+    "judge_wheel_toolkit",
     "toolkit_bound",
     "toolkit_evidence",
     "wheel_toolkit",
@@ -187,6 +188,50 @@ class WheelToolkit:
         if self.per_major or self.cuda.minor is None or toolkit.minor is None:
             return True
         return toolkit.minor >= self.cuda.minor
+
+    def matches(self, toolkit: CudaVersion) -> bool:
+        """Whether the wheel belongs in a stack built with *toolkit* (one stack, one toolkit;
+        semantics.md §6.6): a build of one minor only with that minor; a per-major wheel, a
+        major alone or a stack toolkit that is a major alone with any minor of the major; a
+        floor with the minors it allows."""
+        if toolkit.major != self.cuda.major:
+            return False
+        exact = self.exact
+        if exact is None or toolkit.minor is None:
+            return self.accepts(toolkit) if self.floor_only else True
+        return exact == toolkit
+
+    def shares(self, other: WheelToolkit) -> bool:
+        """Whether the two builds can sit in one stack: some toolkit both :meth:`matches` (the
+        same minor for two builds of one minor; the same major otherwise, within the floors)."""
+        mine, theirs = self.exact, other.exact
+        if mine is not None:
+            return other.matches(mine)
+        if theirs is not None:
+            return self.matches(theirs)
+        if self.cuda.major != other.cuda.major:
+            return False
+        floor = max(self.cuda, other.cuda, key=lambda c: c.key)
+        return self.matches(floor) and other.matches(floor)
+
+    @property
+    def exact(self) -> CudaVersion | None:
+        """The one CUDA minor the wheel was built with (pins or a label saying a minor);
+        ``None`` for a per-major wheel, a floor, or a major alone."""
+        if self.per_major or self.floor_only or self.cuda.minor is None:
+            return None
+        return self.cuda
+
+    def summary(self) -> str:
+        """``toolkit CUDA 12.6: pins nvidia-cublas 12.6.4.1 (...)``, ``toolkit CUDA 12.8: its
+        label 'cuda12.8' says CUDA 12.8, no CUDA component pin``, ``toolkit CUDA 12.x: ...``,
+        ``toolkit CUDA 12.0 or newer: declares ..., no CUDA component pin``."""
+        if self.basis is ToolkitBasis.PINS and self.cuda.minor is None:
+            return f"CUDA toolkit unknown beyond CUDA {self.cuda} ({self.text})"
+        unpinned = (
+            "" if self.basis is ToolkitBasis.PINS or self.per_major else ", no CUDA component pin"
+        )
+        return f"toolkit {self}: {self.text}{unpinned}"
 
     def __str__(self) -> str:
         if self.per_major:
@@ -360,6 +405,30 @@ def judge_toolkit(evidence: ToolkitEvidence, bound: Bound | None) -> str | None:
     return None
 
 
+def judge_wheel_toolkit(
+    label: str, toolkit: WheelToolkit | None, bound: Bound | None
+) -> str | None:
+    """Why the toolkit policy refuses a wheel variant by its toolkit (the shared rule,
+    :func:`wheel_toolkit`: pins, else the label, else the lower bound); ``None`` when it does
+    not.
+
+    With the toolkit ``T`` of *bound*: refused unless :meth:`WheelToolkit.accepts` ``T`` (the
+    same major; a minor-precise toolkit ``W <= T``; a per-major wheel any minor). No *bound*
+    (driver policy) or no toolkit: nothing to refuse.
+    """
+    if bound is None or toolkit is None:
+        return None
+    major, minor = bound.version
+    if toolkit.accepts(CudaVersion(major, minor)):
+        return None
+    fact = bound.fact
+    owner = toolkit_text(fact) if isinstance(fact, Toolkit) else f"the toolkit is {major}.{minor}"
+    said = f"{label} {toolkit.text}" if toolkit.basis is ToolkitBasis.PINS else toolkit.text
+    if toolkit.cuda.major != major:
+        return f"{said} but {owner} (CUDA {major})"
+    return f"{said} but {owner}"
+
+
 @value
 class InstalledToolkit:
     """The toolkit evidence of an installed variant wheel, judged against its environment."""
@@ -368,6 +437,8 @@ class InstalledToolkit:
     refused: str | None
     """Why the toolkit policy would not have chosen it (the environment's mismatch), or ``None``."""
     problems: tuple[str, ...] = ()
+    toolkit: WheelToolkit | None = None
+    """Its toolkit by the commands' shared rule (pins, else the label, else the lower bound)."""
 
 
 def installed_toolkit(
@@ -378,7 +449,8 @@ def installed_toolkit(
     tables: MappingTables | None = None,
 ) -> InstalledToolkit | None:
     """The evidence of an installed (or locked) variant wheel from its own ``Requires-Dist``,
-    as ``select`` would judge it in *env*; ``None`` for a wheel that is no known variant."""
+    and its toolkit by the shared rule (the label counts), judged as ``select`` would judge it
+    in *env*; ``None`` for a wheel that is no known variant."""
     description = dist.variant
     if description is None or description.is_null:
         return None
@@ -394,5 +466,6 @@ def installed_toolkit(
     found = toolkit_evidence(
         description, [d.requirement for d in evaluated.applying], tables=tables
     )
-    refused = judge_toolkit(found, toolkit_bound(supported, tables=tables))
-    return InstalledToolkit(found, refused, evaluated.problems + found.gaps)
+    said = wheel_toolkit(description, found, tables=tables)
+    refused = judge_wheel_toolkit(description.label, said, toolkit_bound(supported, tables=tables))
+    return InstalledToolkit(found, refused, evaluated.problems + found.gaps, said)
