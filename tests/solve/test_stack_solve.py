@@ -199,9 +199,20 @@ def test_solve_on_a_channel_index_wrote_installs_and_locks_the_wheels_it_holds(
     detected = cli("detect", "--prefix", str(prefix), "--json")
     labels = {d["name"]: d["label"] for d in json.loads(detected.stdout)["variant_wheels"]}
     assert labels == {"torch": "cuda12.6", "torchvision": "cuda12.6"}
+    # The lock names the variant wheels by their plain-named copies beside it (pixi's installer
+    # accepts those), byte for byte the channel's cuda12.6 files.
     text = lock.read_text()
-    assert "torch-2.9.0-py3-none-any-cuda12.6.whl" in text
+    assert "variant-wheels/torch-2.9.0-py3-none-any.whl" in text
+    copy = tmp_path / "variant-wheels" / "torch-2.9.0-py3-none-any.whl"
+    assert (
+        copy.read_bytes()
+        == (channel / "wheels" / "torch-2.9.0-py3-none-any-cuda12.6.whl").read_bytes()
+    )
     assert text.count("sha256:") >= 4
+    relocked = cli("detect", "--lockfile", str(lock), "--json")
+    assert relocked.exit_code == 0, relocked.stderr
+    locked = {d["name"]: d["label"] for d in json.loads(relocked.stdout)["variant_wheels"]}
+    assert locked == {"torch": "cuda12.6", "torchvision": "cuda12.6"}
 
 
 @pytest.mark.slow
