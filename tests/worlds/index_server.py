@@ -3,7 +3,8 @@
 ::
 
     with IndexServer(wheel_dir) as index:
-        find_candidates("tinyvar", index_urls=[index.url], python_version="3.12")
+        find_candidates("tinyvar", index_urls=[index.url], python_version="3.12",
+                        transport=Transport())
 
 Routes (all on ``127.0.0.1`` with a free port):
 
@@ -25,12 +26,15 @@ overridden), ``data-yanked`` / ``yanked``, ``size`` and ``versions``. The
 or ``yanked`` (PEP 825 PR #5100).
 
 The directory is read on every request, so tests can add files while the server runs. Options
-(yanked files, wrong hashes, forced statuses, which forms are served) can be changed for one block
-with :meth:`IndexServer.configured`. Every request is logged in :attr:`IndexServer.requests`.
+(yanked files, wrong hashes, forced statuses, which forms are served, latency, answers that fail
+before they succeed) can be changed for one block with :meth:`IndexServer.configured`. Every
+request is logged in :attr:`IndexServer.requests`, and :attr:`IndexServer.connections` counts the
+TCP connections (HTTP/1.1 keep-alive serves many requests on one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
@@ -91,6 +95,14 @@ class IndexOptions:
     :param truncate: filenames whose body stops halfway (the full ``Content-Length`` announced).
     :param huge_metadata: ``.metadata`` files announce a 1 GiB ``Content-Length`` (and send
         a few bytes).
+    :param announce: filename -> the ``Content-Length`` announced for it instead (with *drip*:
+        a server announcing 100 GiB and dripping).
+
+    Slow and flaky servers (issue 23):
+
+    :param latency: seconds every answer waits before it is sent (a distant index).
+    :param fail: request path -> how many times it is answered ``503`` before it is served.
+    :param reset: request path -> how many times the connection is closed unanswered first.
     """
 
     forms: tuple[Form, ...] = ("json", "html")
@@ -107,6 +119,10 @@ class IndexOptions:
     drip: Mapping[str, float] = field(default_factory=dict)
     truncate: frozenset[str] = frozenset()
     huge_metadata: bool = False
+    announce: Mapping[str, int] = field(default_factory=dict)
+    latency: float = 0.0
+    fail: Mapping[str, int] = field(default_factory=dict)
+    reset: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -232,6 +248,9 @@ class IndexServer:
         self.root = Path(root)
         self.options = IndexOptions(**options)
         self.requests: list[LoggedRequest] = []
+        self.connections = 0
+        """TCP connections accepted so far (keep-alive serves many requests on one)."""
+        self._failed: dict[tuple[str, str], int] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -244,7 +263,10 @@ class IndexServer:
         class Handler(_Handler):
             index = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # clients that open many connections at once (uv, us)
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -271,13 +293,16 @@ class IndexServer:
 
     @contextmanager
     def configured(self, **options: Any) -> Iterator[IndexServer]:
-        """Change some :class:`IndexOptions` for the duration of a ``with`` block."""
+        """Change some :class:`IndexOptions` for the duration of a ``with`` block (the counts
+        of ``fail``/``reset`` start again)."""
         previous = self.options
         self.options = replace(previous, **options)
+        self._failed.clear()
         try:
             yield self
         finally:
             self.options = previous
+            self._failed.clear()
 
     # -- addresses --------------------------------------------------------------------------
     @property
@@ -299,6 +324,16 @@ class IndexServer:
 
     def file_url(self, filename: str) -> str:
         return f"{self.base}/files/{quote(filename)}"
+
+    def take_failure(self, kind: str, path: str) -> bool:
+        """Whether this request of *path* should still fail as *kind* (``fail`` / ``reset``)."""
+        wanted = (self.options.fail if kind == "fail" else self.options.reset).get(path, 0)
+        with self._lock:
+            done = self._failed.get((kind, path), 0)
+            if done >= wanted:
+                return False
+            self._failed[(kind, path)] = done + 1
+            return True
 
     def paths_requested(self, prefix: str = "") -> list[str]:
         """Paths requested so far (optionally only those starting with *prefix*)."""
@@ -438,6 +473,11 @@ class _Handler(BaseHTTPRequestHandler):
     index: IndexServer
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        super().setup()
+        with self.index._lock:
+            self.index.connections += 1
+
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean; IndexServer.requests has the log
 
@@ -479,14 +519,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def _drip(self, body: bytes, interval: float) -> None:
+    def _drip(self, body: bytes, interval: float, announced: int | None = None) -> None:
         """Send *body* one byte every *interval* seconds (until the client gives up)."""
         import time
 
         self._log(200, len(body))
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(body) if announced is None else announced))
         self.end_headers()
         self.close_connection = True
         try:
@@ -511,12 +551,32 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(200, form_html.encode(), f"{content_type}; charset=utf-8")
 
+    def _misbehaved(self, path: str) -> bool:
+        """Wait the latency; hang up or answer 503 while *path* is to fail (then ``True``)."""
+        index = self.index
+        if index.options.latency:
+            import time
+
+            time.sleep(index.options.latency)
+        if index.take_failure("reset", path):
+            self._log(0, 0)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if index.take_failure("fail", path):
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE)
+            return True
+        return False
+
     def do_HEAD(self) -> None:
         self.do_GET()
 
     def do_GET(self) -> None:
         index = self.index
         path = urlsplit(self.path).path
+        if self._misbehaved(path):
+            return
         forced = index.options.status.get(path)
         if forced is not None:
             self._error(HTTPStatus(forced))
@@ -565,7 +625,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = target.read_bytes()
         options = self.index.options
         if name in options.drip:
-            self._drip(data, options.drip[name])
+            self._drip(data, options.drip[name], options.announce.get(name))
             return
         if name in options.truncate:
             self._send_partial(data[: len(data) // 2], len(data))
