@@ -24,6 +24,7 @@ from pathlib import Path
 
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.select import Target, parse_requests, select
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import supported_properties
@@ -77,7 +78,7 @@ def in_process(directory: Path, repeat: int) -> float:
     requests = parse_requests(["bigpkg"])
     best = float("inf")
     for _ in range(repeat):
-        with Downloads.temporary() as downloads:
+        with Downloads.temporary(transport=Transport()) as downloads:
             start = time.perf_counter()
             (choice,) = select(requests, (FindLinks.parse(directory),), target, downloads)
             best = min(best, time.perf_counter() - start)

@@ -32,6 +32,7 @@ from tests.worlds.torch_index import build_torch_index  # noqa: E402
 
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage  # noqa: E402
 from variant_bridge.indexes import Downloads, SimpleIndex  # noqa: E402
+from variant_bridge.indexes.transport import Transport  # noqa: E402
 from variant_bridge.jobs import select as select_job  # noqa: E402
 from variant_bridge.jobs.select import Target, parse_requests, select  # noqa: E402
 from variant_bridge.platform_tags import TargetPython  # noqa: E402
@@ -74,7 +75,7 @@ def _run(index: IndexServer, env: Environment) -> tuple[str, float]:
     target = Target(env, TargetPython("3.12.7"), supported_properties(env))
     sources = (SimpleIndex.parse(index.url),)
     start = time.perf_counter()
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         # torch alone (its dependency tree is not resolved): the cost of its variants' evidence
         (choice,) = select(parse_requests(["torch"]), sources, target, downloads, deps=False)
     elapsed = time.perf_counter() - start

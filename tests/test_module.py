@@ -21,6 +21,7 @@ PUBLIC = [
     "TargetPython",
     "Downloads",
     "open_sources",
+    "Transport",
     "Target",
     "parse_requests",
     "select",

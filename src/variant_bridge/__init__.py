@@ -8,7 +8,7 @@ The library's entry points, in the order of the main job (docs/architecture.md):
     supported = vb.supported_properties(env)  # what it accepts, most preferred first
     vb.to_conda_specs([vb.VariantProperty.parse("nvidia :: cuda_version_lower_bound :: 12.8")])
     target = vb.Target(env, vb.TargetPython("3.12"), supported)
-    with vb.Downloads.temporary() as downloads:
+    with vb.Downloads.temporary(transport=vb.Transport()) as downloads:
         sources = vb.open_sources(index_urls=["https://download.pytorch.org/whl/variant/"])
         choices = vb.select(vb.parse_requests(["torch"]), sources, target, downloads)
     model = vb.prepare_export(vb.ExportRequest(vb.ExportSource(prefix="/opt/env")))
@@ -39,6 +39,7 @@ _ENTRY_POINTS = {
     "TargetPython": "variant_bridge.platform_tags",
     "Downloads": "variant_bridge.indexes",
     "open_sources": "variant_bridge.indexes",
+    "Transport": "variant_bridge.indexes",
     "Target": "variant_bridge.jobs.select",
     "parse_requests": "variant_bridge.jobs.select",
     "select": "variant_bridge.jobs.select",
@@ -55,6 +56,7 @@ __all__ = [
     "SupportedProperties",
     "Target",
     "TargetPython",
+    "Transport",
     "VariantBridgeError",
     "VariantDescription",
     "VariantProperty",
@@ -74,7 +76,7 @@ if TYPE_CHECKING:
     from variant_bridge.detect import detect_environment
     from variant_bridge.environment import Environment
     from variant_bridge.errors import VariantBridgeError
-    from variant_bridge.indexes import Downloads, open_sources
+    from variant_bridge.indexes import Downloads, Transport, open_sources
     from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
     from variant_bridge.jobs.select import Target, parse_requests, select
     from variant_bridge.platform_tags import TargetPython

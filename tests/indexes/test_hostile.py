@@ -48,7 +48,9 @@ def index(root: Path) -> IndexServer:
 
 def _find(index: IndexServer, downloads: Downloads | None = None):  # type: ignore[no-untyped-def]
     if downloads is None:
-        return find_candidates("evil", index_urls=[index.url], python_version=PY)
+        return find_candidates(
+            "evil", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -82,7 +84,7 @@ def test_a_redirect_to_ftp_is_refused(index: IndexServer, tmp_path: Path) -> Non
     target = "ftp://127.0.0.1/evil.whl"
     with (
         index.configured(redirects={f"/files/{WHEEL}": target}),
-        Downloads.temporary() as downloads,
+        Downloads.temporary(transport=Transport()) as downloads,
         pytest.raises(IndexReadError) as info,
     ):
         downloads.get(candidate)
@@ -145,7 +147,7 @@ def test_a_truncated_download_is_reported_as_truncated(index: IndexServer) -> No
     (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
     with (
         index.configured(truncate=frozenset({WHEEL})),
-        Downloads.temporary() as downloads,
+        Downloads.temporary(transport=Transport()) as downloads,
         pytest.raises(TruncatedRead) as info,
     ):
         downloads.get(candidate)
@@ -161,7 +163,7 @@ def test_a_huge_pep658_metadata_is_refused_with_its_size_unread(index: IndexServ
     with index.configured(core_metadata=True, huge_metadata=True):
         (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
         before = len(index.requests)
-        with Downloads.temporary() as downloads:
+        with Downloads.temporary(transport=Transport()) as downloads:
             with pytest.raises(TooLarge) as info:
                 CoreMetadataReader(downloads)._pep658(candidate)
             assert info.value.size == 1 << 30
@@ -172,7 +174,7 @@ def test_a_huge_pep658_metadata_is_refused_with_its_size_unread(index: IndexServ
 
 def test_an_unadvertised_metadata_file_is_never_fetched(index: IndexServer) -> None:
     before = len(index.requests)
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         files = _find(index, downloads)
         reader = CoreMetadataReader(downloads)
         for candidate in files.candidates:
@@ -184,7 +186,7 @@ def test_no_hash_is_refused_unless_opted_out(index: IndexServer) -> None:
     with index.configured(hashes=False):
         (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
     assert candidate.sha256 is None
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         before = len(index.requests)
         with pytest.raises(UnverifiedFile) as info:
             verify(candidate, downloads)
@@ -197,10 +199,10 @@ def test_no_hash_is_refused_unless_opted_out(index: IndexServer) -> None:
 
 
 def test_a_find_links_file_is_hashed_and_pinned(root: Path, tmp_path: Path) -> None:
-    files = find_candidates("evil", find_links=[root], python_version=PY)
+    files = find_candidates("evil", find_links=[root], python_version=PY, transport=Transport())
     (candidate,) = [c for c in files.candidates if c.name == WHEEL]
     assert candidate.sha256 is None  # a directory lists no hashes
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         verified = verify(candidate, downloads)
         assert verified.path.read_bytes() == (root / WHEEL).read_bytes()  # a copy, checked
     assert verified.checked is True
@@ -216,10 +218,15 @@ def test_a_lying_variants_json_is_caught_before_install(tmp_path: Path) -> None:
     variants.write_text(json.dumps(document))
     with IndexServer(tmp_path) as index:
         lying = index.file_url("liar-1.0-variants.json")
-        files = find_candidates("liar", index_urls=[index.url], python_version=PY)
+        files = find_candidates(
+            "liar", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
         (candidate,) = [c for c in files.candidates if c.label == "cu126"]
         assert [str(p) for p in candidate.variant.properties] == list(CU126)  # as the index says
-        with Downloads.temporary() as downloads, pytest.raises(VariantMismatch) as info:
+        with (
+            Downloads.temporary(transport=Transport()) as downloads,
+            pytest.raises(VariantMismatch) as info,
+        ):
             verify(candidate, downloads)
     assert str(info.value) == (
         "liar-1.0-py3-none-any-cu126.whl: its own variant.json says 'cu126' is [nvidia :: "
@@ -285,8 +292,10 @@ def test_a_remote_wheel_with_a_lying_zip_header_is_refused_with_its_size(tmp_pat
                 data += b"#" * (20 * 1024 * 1024)
             dst.writestr(info.filename, data)
     with IndexServer(served) as index:
-        (candidate,) = find_candidates("huge", index_urls=[index.url], python_version=PY).candidates
-        with Downloads.temporary() as downloads:
+        (candidate,) = find_candidates(
+            "huge", index_urls=[index.url], python_version=PY, transport=Transport()
+        ).candidates
+        with Downloads.temporary(transport=Transport()) as downloads:
             with pytest.raises(
                 Exception, match=r"METADATA is \d+ bytes, more than the 16777216 read: refused"
             ):

@@ -19,6 +19,7 @@ from variant_bridge.indexes.simple import (
     parse_project_page,
     project_url,
 )
+from variant_bridge.indexes.transport import Transport
 
 
 @pytest.mark.parametrize(
@@ -46,7 +47,7 @@ def test_content_negotiation(
     index: IndexServer, accept: str | None, forms: tuple[str, ...], content_type: str
 ) -> None:
     with index.configured(forms=forms):
-        response = fetch(f"{index.url}tinyvar/", accept=accept)
+        response = fetch(f"{index.url}tinyvar/", accept=accept, transport=Transport())
     assert response is not None
     assert response.content_type == content_type
 
@@ -56,11 +57,11 @@ def test_json_only_index_refuses_an_html_client(index: IndexServer) -> None:
         index.configured(forms=("json",)),
         pytest.raises(IndexReadError, match=r"tinyvar/: HTTP 406 Not Acceptable"),
     ):
-        fetch(f"{index.url}tinyvar/", accept="text/html")
+        fetch(f"{index.url}tinyvar/", accept="text/html", transport=Transport())
 
 
 def test_non_normalised_project_page_redirects(index: IndexServer) -> None:
-    response = fetch(f"{index.url}TinyVar", accept=ACCEPT)
+    response = fetch(f"{index.url}TinyVar", accept=ACCEPT, transport=Transport())
     assert response is not None
     assert response.url == f"{index.url}tinyvar/"
 
@@ -68,9 +69,9 @@ def test_non_normalised_project_page_redirects(index: IndexServer) -> None:
 def test_both_forms_list_the_same_files(index: IndexServer) -> None:
     yanked = {"tinyvar-1.0.0-py3-none-any-null.whl": "bad <null>", "tinyvar-1.0.0.tar.gz": True}
     with index.configured(yanked=yanked):
-        as_json = list_project_files(index.url, "tinyvar")
+        as_json = list_project_files(index.url, "tinyvar", transport=Transport())
         with index.configured(forms=("html",)):
-            as_html = list_project_files(index.url, "tinyvar")
+            as_html = list_project_files(index.url, "tinyvar", transport=Transport())
     assert as_json is not None
     assert as_html is not None
     # HTML has no sizes; everything else must agree, escaping included
@@ -88,7 +89,7 @@ def test_both_forms_list_the_same_files(index: IndexServer) -> None:
 
 
 def test_unknown_project_is_none_not_an_error(index: IndexServer) -> None:
-    assert list_project_files(index.url, "nosuch") is None
+    assert list_project_files(index.url, "nosuch", transport=Transport()) is None
 
 
 def test_file_index_reads_index_html(world: World, index: IndexServer, tmp_path: Path) -> None:
@@ -97,11 +98,13 @@ def test_file_index_reads_index_html(world: World, index: IndexServer, tmp_path:
     page.parent.mkdir(parents=True)
     page.write_text(index.project_html("tinyvar"))
     shutil.copytree(world.root, tmp_path / "files")
-    files = list_project_files((tmp_path / "simple").as_uri(), "tinyvar")
+    files = list_project_files((tmp_path / "simple").as_uri(), "tinyvar", transport=Transport())
     assert files is not None
     wheel = next(f for f in files if f.filename == "tinyvar-1.0.0-py3-none-any.whl")
     assert wheel.url == (tmp_path / "files" / wheel.filename).as_uri()
-    assert list_project_files((tmp_path / "simple").as_uri(), "nosuch") is None
+    assert (
+        list_project_files((tmp_path / "simple").as_uri(), "nosuch", transport=Transport()) is None
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from variant_bridge.environment import CudaPolicy, Environment
 from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.select import PackageChoice, Target, parse_requests, select
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import supported_properties
@@ -29,7 +30,7 @@ def choose(
     with contextlib.ExitStack() as stack:
         fetch_chosen = downloads is not None
         if downloads is None:
-            downloads = stack.enter_context(Downloads.temporary())
+            downloads = stack.enter_context(Downloads.temporary(transport=Transport()))
         return select(
             parse_requests(requests), sources, target, downloads, fetch_chosen=fetch_chosen
         )

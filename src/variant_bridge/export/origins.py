@@ -210,6 +210,8 @@ def establish_origins(
     :raises ExportError: a pixi.lock hash does not match the local file it names.
     """
     python = env.python or _running_python()
+    # A library call without the command's transport: one for every lookup of this call.
+    transport = transport if transport is not None else Transport()
     return tuple(
         establish_origin(
             dist,
@@ -243,7 +245,10 @@ def establish_origin(
     installed = location.rstrip("/\\").endswith(".dist-info")
     if location and not installed:
         return _locked_origin(wheel, location)
-    places = _Places(find_links, index_urls, python_version, cache_dir, transport)
+    places = _Places(
+        find_links, index_urls, python_version, cache_dir,
+        transport if transport is not None else Transport(),
+    )  # fmt: skip
     dist_info = Path(location) if installed else None
     direct = read_direct_url(dist_info) if dist_info is not None else None
     if direct is None and dist.direct_url:
@@ -302,7 +307,7 @@ class _Places:
     index_urls: Sequence[str]
     python_version: str | None
     cache_dir: Path | None
-    transport: Transport | None = None
+    transport: Transport
 
     def __bool__(self) -> bool:
         return bool(self.find_links or self.index_urls)

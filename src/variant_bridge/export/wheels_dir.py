@@ -51,9 +51,7 @@ def _filename(url: str) -> WheelFilename:
         raise ExportError(f"cannot copy {url}: {e}") from e
 
 
-def _source(
-    requirement: PipRequirement, url: str, scratch: Path, transport: Transport | None
-) -> Path:
+def _source(requirement: PipRequirement, url: str, scratch: Path, transport: Transport) -> Path:
     """A local file with the wheel's bytes: the file itself, or a hash-checked download."""
     if url.startswith("file:"):
         path = url_to_path(url)
@@ -77,7 +75,7 @@ def _copy(
     *,
     overwrite: bool,
     after_chunk: AfterChunk | None,
-    transport: Transport | None,
+    transport: Transport,
 ) -> tuple[Path, str]:
     assert requirement.url is not None
     url = requirement.url
@@ -212,6 +210,8 @@ def _copy_all(
         raise ExportError(f"cannot create the wheels directory {str(folder)!r}: {e}") from e
     base = Path(relative_to).absolute()
     copies: dict[str, tuple[Path, str]] = {}
+    # A library call without the command's transport: one for this copy (no keep-alive past it).
+    fetching = transport if transport is not None else Transport()
     try:
         with tempfile.TemporaryDirectory(prefix="vb-wheels-") as scratch:
             for requirement in pinned:
@@ -223,7 +223,7 @@ def _copy_all(
                     Path(scratch),
                     overwrite=overwrite,
                     after_chunk=after_chunk,
-                    transport=transport,
+                    transport=fetching,
                 )
                 if not existed:
                     created.append(target)

@@ -60,7 +60,7 @@ class ProjectListing:
         *,
         python: Version,
         strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
-        transport: Transport | None = None,
+        transport: Transport,
     ) -> None:
         self.listing = Listing(canonicalize_name(project), python, str(python))
         self.strategy = strategy
@@ -247,7 +247,7 @@ def find_candidates(
     python_version: str,
     cache_dir: Path | None = None,
     tags: Iterable[Tag] | None = None,
-    transport: Transport | None = None,
+    transport: Transport,
 ) -> PackageFiles:
     """:func:`find_files` from text: every argument is checked here.
 

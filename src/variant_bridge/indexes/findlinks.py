@@ -105,7 +105,7 @@ def list_find_links(
     *,
     project: str | None = None,
     lazy: bool = False,
-    transport: Transport | None = None,
+    transport: Transport,
 ) -> list[IndexFile]:
     """Every file a find-links location offers (all projects; the caller filters).
 

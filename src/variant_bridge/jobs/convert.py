@@ -14,6 +14,7 @@ from variant_bridge._values import value
 from variant_bridge.errors import SolveError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Downloads, url_to_path
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.index import IndexRequest, gather, records_of, require_wheels
 from variant_bridge.solve.channel import index_conda_packages
 from variant_bridge.solve.convert import CondaPackage, write_conda_package
@@ -43,7 +44,7 @@ def convert_wheels(request: IndexRequest) -> ConvertReport:
         request.encoding, request.form, copy=False, index_conda=True,
     )  # fmt: skip
     written: list[Path] = []
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         gathered, _ = gather(local, downloads)
         require_wheels(gathered, "converted")
         releases = records_of(gathered, local)

@@ -325,7 +325,7 @@ def index_wheels(request: IndexRequest) -> IndexReport:
     """
     if not request.sources and not request.files:
         raise SolveError("nothing to index: pass wheel files, directories or index URLs")
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         gathered, notes = gather(request, downloads)
         if not gathered:
             raise SolveError(

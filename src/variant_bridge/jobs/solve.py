@@ -22,6 +22,7 @@ from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source, Toolkit
 from variant_bridge.errors import SolveError
 from variant_bridge.indexes import Candidate, Downloads, IndexSource
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of
 from variant_bridge.priority import Encoding
 from variant_bridge.properties import VariantDescription
@@ -192,7 +193,7 @@ def solve(request: SolveRequest, downloads: Downloads | None = None) -> SolveRes
     with tempfile.TemporaryDirectory(prefix="variant-bridge-solve-") as scratch, \
             contextlib.ExitStack() as stack:  # fmt: skip
         if downloads is None:  # a library call: a temporary directory, no cache
-            downloads = stack.enter_context(Downloads.temporary())
+            downloads = stack.enter_context(Downloads.temporary(transport=Transport()))
         wheel_channel = Path(scratch) / "wheels-channel"
         index = IndexRequest(
             wheel_channel, platform, request.sources, projects=names if _remote(request) else (),

@@ -37,6 +37,7 @@ from variant_bridge.indexes import (
     IndexFile,
     SimpleIndex,
 )
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.metadata import VariantMetadata
@@ -238,7 +239,8 @@ def read_wheels(
         source = FindLinks.parse(directory)
     project = str(canonicalize_name(project))
     with contextlib.ExitStack() as stack:
-        downloads = downloads or stack.enter_context(Downloads.temporary())
+        if downloads is None:  # until the command context passes the command's own
+            downloads = stack.enter_context(Downloads.temporary(transport=Transport()))
         listed = source.list_files(project, transport=downloads.transport)
         by_version = _by_version(listed or [], project)
         chosen = _choose(by_version, version, location)
