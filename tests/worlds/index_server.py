@@ -250,6 +250,9 @@ class IndexServer:
         self.requests: list[LoggedRequest] = []
         self.connections = 0
         """TCP connections accepted so far (keep-alive serves many requests on one)."""
+        self.most_at_once = 0
+        """The most requests the server was answering at the same time."""
+        self._at_once = 0
         self._failed: dict[tuple[str, str], int] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -573,6 +576,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        index = self.index
+        with index._lock:
+            index._at_once += 1
+            index.most_at_once = max(index.most_at_once, index._at_once)
+        try:
+            self._answer()
+        finally:
+            with index._lock:
+                index._at_once -= 1
+
+    def _answer(self) -> None:
         index = self.index
         path = urlsplit(self.path).path
         if self._misbehaved(path):

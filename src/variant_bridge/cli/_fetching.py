@@ -122,6 +122,7 @@ class FetchOptions:
         transport = Transport(deadline=self._deadline(), log=log, progress=progress)
         root = self.cache_root()
         ctx = click.get_current_context()
+        ctx.call_on_close(transport.close)  # kept-alive connections, prefetching threads
         scratch = ctx.with_resource(scratch_dir("downloads"))
         return Downloads(
             scratch, transport=transport, cache=Cache(root) if root is not None else None

@@ -31,6 +31,7 @@ from variant_bridge.indexes.core_metadata import (
 )
 from variant_bridge.indexes.download import Downloads, download, file_sha256, url_to_path
 from variant_bridge.indexes.finder import ProjectListing, find_candidates, find_files
+from variant_bridge.indexes.prefetch import Prefetch
 from variant_bridge.indexes.sources import (
     FindLinks,
     IndexSource,
@@ -52,6 +53,7 @@ __all__ = [
     "IndexStrategy",
     "MetadataSource",
     "PackageFiles",
+    "Prefetch",
     "Problem",
     "ProblemKind",
     "ProjectListing",

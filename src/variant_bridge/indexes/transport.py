@@ -333,6 +333,7 @@ class Transport:
         self._executor: ThreadPoolExecutor | None = None
         self._memo: dict[tuple[str, str | None, int], _Entry] = {}
         self._settled: set[tuple[str, str | None, int]] = set()
+        self._closing = False
         self._closed = weakref.finalize(self, _shut, self._pool, [None])
 
     # -- life cycle -------------------------------------------------------------------------
@@ -343,7 +344,9 @@ class Transport:
         return self._pool.opened
 
     def close(self) -> None:
-        """Close the kept-alive connections and stop the prefetching threads."""
+        """Close the kept-alive connections and stop the prefetching threads (a prefetch not
+        started is dropped; one under way ends with its request)."""
+        self._closing = True
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
@@ -588,7 +591,7 @@ class Transport:
         """
         key = (url, accept, max_bytes)
         with self._lock:
-            if key in self._settled:
+            if key in self._settled or self._closing:
                 return None
             entry = self._memo.get(key)
             run = entry is None

@@ -26,6 +26,7 @@ from variant_bridge.indexes import (
     PackageFiles,
     ProjectListing,
 )
+from variant_bridge.indexes.prefetch import Prefetch
 from variant_bridge.markers import Dependency, VariantValues, evaluate_dependencies
 
 if TYPE_CHECKING:
@@ -71,6 +72,12 @@ class Releases:
         self._installed = installed
         self._listings: dict[str, ProjectListing] = {}
         self._choices: dict[tuple[str, Version], PackageChoice] = {}
+        # The documents of the tree are fetched ahead, concurrently (the choices stay ours).
+        self._prefetch = Prefetch(
+            sources, python=python, strategy=strategy, tags=tags, markers=markers,
+            transport=downloads.transport,
+        )  # fmt: skip
+        self._prefetch.projects((p, SpecifierSet()) for p in sorted(requested))
 
     def _listing(self, project: str) -> ProjectListing:
         found = self._listings.get(project)
@@ -157,6 +164,7 @@ class Releases:
         if not lines:
             return ()
         plain = evaluate_dependencies(lines, self._markers, values).applying
+        self._prefetch.dependencies(plain)
         if not extras:
             return plain
         known = {d.text for d in plain}
