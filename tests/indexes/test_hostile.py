@@ -326,3 +326,33 @@ def test_a_long_download_reports_progress(tmp_path: Path) -> None:
         Transport(progress=Bar).get(index.file_url("big.bin"))  # a document: no bar
     assert shown == [("big.bin", 3 * 1024 * 1024), ("closed", None)]
     assert sum(counts) == 3 * 1024 * 1024
+
+
+def test_one_bad_entry_skips_that_file_with_its_reason_never_the_project(
+    index: IndexServer,
+) -> None:
+    """Issue 22: a byte that is not UTF-8, a 5,000-digit version and an oddly tagged file on a
+    JSON page are three skipped files; the project is still read and chosen from."""
+    huge = "9" * 5000
+    extra = tuple(
+        {"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": "0" * 64}}
+        for name in (f"evil-{huge}-py3-none-any-cu126.whl", "evil-1.0-py3.-none-any-cu126.whl")
+    )
+    null = b'"evil-1.0-py3-none-any-null.whl"'
+    with index.configured(
+        extra={"evil": extra},
+        mangle={"/simple/evil/": (null, null.replace(b"-null", b"-n\xffll"))},
+    ):
+        files = _find(index)
+    assert [c.name for c in files.candidates] == [WHEEL, "evil-1.0-py3-none-any.whl"]
+    reasons = {s.filename: s.reason for s in files.skipped}
+    assert reasons.pop("evil-1.0-py3-none-any-n\ufffdll.whl") == (
+        f"an invalid entry on {index.url}evil/: its filename is not UTF-8 text"
+    )
+    assert reasons.pop("evil-1.0-py3.-none-any-cu126.whl") == (
+        "invalid wheel filename 'evil-1.0-py3.-none-any-cu126.whl': bad python tag 'py3.'"
+    )
+    ((name, reason),) = reasons.items()
+    assert name == f"evil-{huge}-py3-none-any-cu126.whl"
+    assert reason.endswith("(5000 characters) is not a PEP 440 version")
+    assert len(reason) < 300  # quoted, shortened

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import urllib.request
 from pathlib import Path
@@ -128,3 +129,56 @@ def test_the_server_answers_real_urllib_clients(index: IndexServer) -> None:
     with urllib.request.urlopen(request, timeout=5) as answer:
         assert answer.headers.get_content_type() == JSON_TYPE
         assert b'"tinyvar"' in answer.read()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"size": "HUGE"}, "'size' must be a whole number of bytes, not a number of 5000 digits"),
+        ({"size": True}, "'size' must be a whole number of bytes, not True"),
+        ({"hashes": {"sha256": "xyz"}}, "its sha256 'xyz' is not 64 hex digits"),
+        ({"hashes": ["sha256"]}, "'hashes' must map hash names to hex digests"),
+        ({"yanked": 3}, "'yanked' must be true, false or a reason, not 3"),
+        ({"url": "http://[::1/x.whl"}, "Invalid IPv6 URL"),
+        ({"filename": None}, "no 'filename'"),
+    ],
+)  # fmt: skip
+def test_one_unreadable_json_entry_is_one_skipped_file(
+    change: dict[str, object], reason: str
+) -> None:
+    good = {"filename": "p-1.0-py3-none-any.whl", "url": "p-1.0-py3-none-any.whl", "hashes": {}}
+    bad = {**good, "filename": "p-2.0-py3-none-any.whl", **change}
+    page = {"meta": {"api-version": "1.1"}, "name": "p", "files": [bad, good]}
+    body = json.dumps(page).encode().replace(b'"HUGE"', b"9" * 5000)
+    files = parse_project_page(Response("http://i/p/", body, JSON_TYPE), "p", source="s")
+    assert [f.problem.text if f.problem else None for f in files] == [
+        f"an invalid entry on http://i/p/: {reason}",
+        None,
+    ]
+    assert files[1].url == "http://i/p/p-1.0-py3-none-any.whl"
+
+
+def test_html_links_follow_the_base_but_a_remote_page_never_points_home() -> None:
+    body = (
+        b'<html><head><base href="http://mirror/files/"></head><body>'
+        b'<a href="p-1.0-py3-none-any.whl#sha256=' + b"A" * 64 + b'" data-yanked="">'
+        b"p-1.0-py3-none-any.whl</a>"
+        b'<a href="file:///etc/p-2.0-py3-none-any.whl" data-core-metadata="true">'
+        b"p-2.0-py3-none-any.whl</a></body></html>"
+    )
+    files = parse_project_page(Response("http://i/p/", body, "text/html"), "p", source="s")
+    first, second = files
+    assert (first.url, first.sha256, first.yanked) == (
+        "http://mirror/files/p-1.0-py3-none-any.whl", "a" * 64, True,
+    )  # fmt: skip
+    assert second.core_metadata is True
+    assert second.problem is not None
+    assert second.problem.text.endswith(
+        "a remote index may only point to http:// and https:// files"
+    )
+
+
+def test_a_future_html_api_version_is_refused() -> None:
+    body = b'<meta name="pypi:repository-version" content="2.0"><a href="x.whl">x.whl</a>'
+    with pytest.raises(IndexReadError, match=r"simple API version 2\.0 is not supported"):
+        parse_project_page(Response("http://i/p/", body, "text/html"), "p", source="s")

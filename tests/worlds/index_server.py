@@ -97,6 +97,10 @@ class IndexOptions:
         a few bytes).
     :param announce: filename -> the ``Content-Length`` announced for it instead (with *drip*:
         a server announcing 100 GiB and dripping).
+    :param extra: project -> file entries added to its pages as they are (names no file system
+        holds: a 5,000-digit version, say).
+    :param mangle: request path -> ``(old, new)`` bytes replaced in its answer (a byte that is
+        not UTF-8 in one filename of a JSON page).
 
     Slow and flaky servers (issue 23):
 
@@ -120,6 +124,8 @@ class IndexOptions:
     truncate: frozenset[str] = frozenset()
     huge_metadata: bool = False
     announce: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    mangle: Mapping[str, tuple[bytes, bytes]] = field(default_factory=dict)
     latency: float = 0.0
     fail: Mapping[str, int] = field(default_factory=dict)
     reset: Mapping[str, int] = field(default_factory=dict)
@@ -395,7 +401,7 @@ class IndexServer:
                     entry["requires-python"] = requires_python
                 entry["yanked"] = opts.yanked.get(path.name, False)
             entries.append(entry)
-        return entries
+        return entries + [dict(e) for e in opts.extra.get(project, ())]
 
     def project_json(self, project: str) -> dict[str, Any]:
         files = self.file_entries(project)
@@ -485,6 +491,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean; IndexServer.requests has the log
 
     def _send(self, status: int, body: bytes, content_type: str | None, **headers: str) -> None:
+        swap = self.index.options.mangle.get(urlsplit(self.path).path)
+        if swap is not None:
+            body = body.replace(*swap)
         # Log before answering, so a client that got its answer always finds the entry.
         sent = 0 if self.command == "HEAD" else len(body)
         logged = LoggedRequest(

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, SelectionError
@@ -76,7 +76,7 @@ def _non_wheel_version(filename: str) -> Version | None:
     _, _, tail = stem.rpartition("-")
     try:
         return Version(tail)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return None
 
 
@@ -99,7 +99,7 @@ def _variants_json_version(filename: str, project: str) -> Version | None:
         return None
     try:
         return Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return None
 
 

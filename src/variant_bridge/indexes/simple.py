@@ -137,9 +137,19 @@ def _sha256(digests: Mapping[str, str]) -> str | None:
 class _Huge(int):
     """A JSON integer too long to convert (kept as a marker; no entry accepts one)."""
 
+    digits = 0
+
+    def __repr__(self) -> str:
+        return f"a number of {self.digits} digits"
+
 
 def _int(text: str) -> int:
-    return _Huge(0) if len(text.lstrip("-")) > _MAX_DIGITS else int(text)
+    digits = len(text.lstrip("-"))
+    if digits <= _MAX_DIGITS:
+        return int(text)
+    huge = _Huge(0)
+    huge.digits = digits
+    return huge
 
 
 # -- PEP 691 ----------------------------------------------------------------------------------
