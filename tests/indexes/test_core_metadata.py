@@ -14,7 +14,8 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_wheel
-from variant_bridge.errors import IndexReadError, InvalidMetadata
+from variant_bridge.errors import IndexReadError, InvalidMetadata, SelectionError
+from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import (
     Candidate,
     CoreMetadataReader,
@@ -136,15 +137,16 @@ def test_a_huge_metadata_is_refused_with_its_size(tmp_path: Path) -> None:
             if info.filename.endswith("METADATA"):
                 data += b"Summary: x\n" * (MAX_CORE_METADATA // 11 + 1)
             dst.writestr(info.filename, data)
-    (found,) = find_candidates(
-        "huge", find_links=[huge], python_version="3.12", transport=Transport()
-    ).candidates
+    found = Candidate(WheelFilename.parse(wheel.name), target.as_uri(), str(huge))
     with (
         Downloads.temporary(transport=Transport()) as downloads,
         pytest.raises(InvalidMetadata) as info,
     ):
         CoreMetadataReader(downloads).read(found)
     assert f"more than the {MAX_CORE_METADATA} read: refused" in str(info.value)
+    # Listed from the find-links directory, it is no candidate at all (issue 22).
+    with pytest.raises(SelectionError, match=r"METADATA is \d+ bytes, more than the 16777216"):
+        find_candidates("huge", find_links=[huge], python_version="3.12", transport=Transport())
 
 
 def test_range_file_reads_any_span_like_the_file(index: IndexServer, wheels: Path) -> None:

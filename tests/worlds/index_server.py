@@ -182,10 +182,19 @@ def wheel_metadata(path: Path) -> bytes | None:
 
 
 def _wheel_requires_python(path: Path) -> str | None:
-    metadata = wheel_metadata(path)
-    if metadata is None:
+    """From the METADATA's header block only (a hostile wheel's body may inflate to GiBs)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [
+                n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+            ]
+            if not names:
+                return None
+            with zf.open(names[0]) as member:
+                head = member.read(1 << 20).replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
+    except (zipfile.BadZipFile, OSError):
         return None
-    value = BytesHeaderParser().parsebytes(metadata).get("Requires-Python")
+    value = BytesHeaderParser().parsebytes(head).get("Requires-Python")
     return str(value).strip() if value else None
 
 

@@ -41,8 +41,10 @@ from variant_bridge.indexes import (
     IndexSource,
     IndexStrategy,
     PackageFiles,
+    Problem,
     ProblemKind,
 )
+from variant_bridge.indexes.members import MemberTooLarge
 from variant_bridge.jobs._releases import Releases
 from variant_bridge.jobs._tree import Need, resolve_tree
 from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
@@ -329,12 +331,18 @@ def _toolkits(files: PackageFiles, base: VariantRanker, ctx: _Context) -> dict[s
     )
 
 
-def _chosen_requirements(
-    selected: Candidate, ctx: _Context
-) -> tuple[tuple[str, ...] | None, tuple[Dependency, ...], tuple[str, ...]]:
-    """The chosen wheel's ``Requires-Dist``, those that apply to it on the target, problems."""
+_Read = tuple[tuple[str, ...] | None, tuple[Dependency, ...], tuple[str, ...]]
+
+
+def _chosen_requirements(selected: Candidate, ctx: _Context) -> _Read:
+    """The chosen wheel's ``Requires-Dist``, those that apply to it on the target, problems.
+
+    :raises MemberTooLarge: its ``METADATA`` is refused for its size (the wheel with it).
+    """
     try:
         metadata = ctx.reader.read(selected, download=ctx.fetch_chosen)
+    except MemberTooLarge:
+        raise
     except (IndexReadError, InvalidMetadata) as e:
         return None, (), (f"cannot read the requirements of {selected.name}: {e}",)
     if metadata is None:
@@ -355,18 +363,32 @@ def _choose_files(files: PackageFiles, ctx: _Context) -> PackageChoice:
     toolkits = _toolkits(files, VariantRanker(target.supported, priorities, explain=explain), ctx)
     judge = toolkit_judge(toolkits, ctx.tables.nvidia.namespace)
     ranker = VariantRanker(target.supported, priorities, explain=explain, judge=judge)
-    selection = select_wheel(files.candidates, ranker, ctx.tags)
+    files, selection, (requirements, applying, problems) = _readable_choice(files, ranker, ctx)
     _refuse_damaged(files, selection.selected, ranker)
-    requirements: tuple[str, ...] | None = None
     duplicates: tuple[Duplicate, ...] = ()
-    problems: tuple[str, ...] = ()
     if selection.selected is not None:
-        requirements, applying, problems = _chosen_requirements(selection.selected, ctx)
         duplicates = _duplicates(applying, target.env, ctx.tables, selection.selected.name)
     return PackageChoice(
         files.project, files, selection, duplicates, requirements,
         MappingProxyType(toolkits), problems,
     )  # fmt: skip
+
+
+def _readable_choice(
+    files: PackageFiles, ranker: VariantRanker, ctx: _Context
+) -> tuple[PackageFiles, Selection[Candidate], _Read]:
+    """The best wheel whose metadata is not refused, and what it requires: a wheel whose
+    ``METADATA`` is too large to read is no candidate (installing it would cost gigabytes); it
+    is skipped with its reason and the next best is chosen."""
+    while True:
+        selection = select_wheel(files.candidates, ranker, ctx.tags)
+        if selection.selected is None:
+            return files, selection, (None, (), ())
+        try:
+            return files, selection, _chosen_requirements(selection.selected, ctx)
+        except MemberTooLarge as e:
+            problem = Problem(ProblemKind.METADATA_REFUSED, str(e))
+            files = files.refusing(selection.selected, problem)
 
 
 def _kept_choice(dist: PythonDistribution) -> PackageChoice:
