@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.worlds.wheels import make_release
+from tests.worlds.index_server import IndexServer
+from tests.worlds.wheels import make_release, make_wheel
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="resource is POSIX")
 
@@ -54,6 +55,7 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("bombs")
     make_release(root, "bomb", "1.0", {"cu126": CU126, "null": []})
     _inflate_metadata(root / BOMB)
+    _inflate_metadata(make_wheel(root, "lonely", "1.0"))
     assert (root / BOMB).stat().st_size < 1024 * 1024
     return root
 
@@ -141,3 +143,25 @@ def test_the_trust_gate_never_hands_a_metadata_bomb_to_an_installer(bombs: Path)
     assert error.startswith(f"{BOMB}!bomb-1.0.dist-info/METADATA is ")
     assert error.endswith("more than the 16777216 read: refused; the wheel is not installed")
     assert float(out["peak_mb"]) < BOUND_MB  # type: ignore[arg-type]
+
+
+def test_a_refused_wheel_is_named_when_nothing_else_is_left(bombs: Path) -> None:
+    from variant_bridge.environment import Environment, VirtualPackage
+    from variant_bridge.errors import SelectionError
+    from variant_bridge.indexes import Downloads, FindLinks, SimpleIndex, Transport
+    from variant_bridge.jobs.select import Target, parse_requests, select
+    from variant_bridge.platform_tags import TargetPython
+    from variant_bridge.translate import supported_properties
+
+    env = Environment("linux-64", (VirtualPackage("__glibc", "2.36"),))
+    target = Target(env, TargetPython("3.12"), supported_properties(env))
+    refused = r"lonely-1\.0\.dist-info/METADATA is \d+ bytes, more than the 16777216 read: refused"
+    with Transport() as transport, Downloads.temporary(transport=transport) as downloads:
+        with pytest.raises(SelectionError, match=f"lonely-1.0-py3-none-any.whl: {refused}"):
+            select(parse_requests(["lonely"]), [FindLinks.parse(bombs)], target, downloads)
+        with IndexServer(bombs) as index:
+            (choice,) = select(
+                parse_requests(["lonely"]), [SimpleIndex.parse(index.url)], target, downloads
+            )
+    assert choice.selected is None
+    assert re.search(f"lonely-1.0-py3-none-any.whl: skipped: .*{refused}$", choice.failure())

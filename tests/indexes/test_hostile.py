@@ -19,6 +19,7 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.errors import (
     HashMismatch,
     IndexReadError,
+    SelectionError,
     TruncatedRead,
     UnverifiedFile,
     VariantMismatch,
@@ -356,3 +357,46 @@ def test_one_bad_entry_skips_that_file_with_its_reason_never_the_project(
     assert name == f"evil-{huge}-py3-none-any-cu126.whl"
     assert reason.endswith("(5000 characters) is not a PEP 440 version")
     assert len(reason) < 300  # quoted, shortened
+
+
+def test_a_refusal_is_named_when_nothing_else_is_left(index: IndexServer, tmp_path: Path) -> None:
+    """Issue 22: not just "no usable wheel": which file, and why."""
+    secret = tmp_path / "secret.whl"
+    secret.write_bytes(b"a file of this machine")
+    links = {name: secret.as_uri() for name in (WHEEL, "evil-1.0-py3-none-any-null.whl",
+                                                  "evil-1.0-py3-none-any.whl")}  # fmt: skip
+    with index.configured(links=links), pytest.raises(SelectionError) as raised:
+        _find(index)
+    message = str(raised.value)
+    assert message.startswith(f"no usable wheel for 'evil' in {index.url}: ")
+    assert (
+        f"{WHEEL}: links to {secret.as_uri()}: a remote index may only point to http:// and "
+        "https:// files"
+    ) in message
+
+
+def test_verbose_lists_every_file_skipped_and_every_retry(
+    index: IndexServer, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from variant_bridge.cli import main
+
+    secret = tmp_path / "secret.whl"
+    secret.write_bytes(b"a file of this machine")
+    args = ["select", "evil", "--index-url", index.url, "--python", PY, "--platform", "linux-64",
+            "-t", "cuda=12.9", "-t", "glibc=2.36", "-t", "archspec=haswell", "--no-cache",
+            "--verbose"]  # fmt: skip
+    with index.configured(links={WHEEL: secret.as_uri()}, fail={"/simple/evil/": 1}):
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    page = f"{index.url}evil/"
+    retry = f"  retrying {page} in 0.25 s (HTTP 503 Service Unavailable; retry 1 of 3)"
+    skipped = (
+        f"  skipped {WHEEL}: links to {secret.as_uri()}: a remote index may only point to "
+        "http:// and https:// files"
+    )
+    # Documents fetched ahead are logged as they are asked for: only the page comes first.
+    assert lines[:2] == [f"GET {page}", retry]
+    assert skipped in lines

@@ -62,7 +62,7 @@ class ProjectListing:
         strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
         transport: Transport,
     ) -> None:
-        self.listing = Listing(canonicalize_name(project), python, str(python))
+        self.listing = Listing(canonicalize_name(project), python, str(python), log=transport.log)
         self.strategy = strategy
         self.notes: list[str] = []
         consulted: list[str] = []

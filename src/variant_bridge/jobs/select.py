@@ -76,6 +76,10 @@ __all__ = [
 ]
 
 
+_MAX_REASONS = 8
+"""Files named in a one-line failure (the report lists every one)."""
+
+
 @value
 class Target:
     """What the wheels are chosen for: the environment, its interpreter and what it supports."""
@@ -172,8 +176,11 @@ class PackageChoice:
 
     def failure(self) -> str:
         """One line saying why nothing was chosen, listing every rejected file's reason."""
-        reasons = "; ".join(f"{v.filename}: {v.reason}" for v in self.selection.verdicts)
-        return f"no compatible wheel for {self.request} {self.files.version}: {reasons}"
+        reasons = [f"{v.filename}: {v.reason}" for v in self.selection.verdicts]
+        reasons += [f"{s.filename}: skipped: {s.reason}" for s in self.files.skipped]
+        shown = "; ".join(reasons[:_MAX_REASONS])
+        more = f"; and {len(reasons) - _MAX_REASONS} more" if len(reasons) > _MAX_REASONS else ""
+        return f"no compatible wheel for {self.request} {self.files.version}: {shown}{more}"
 
 
 def parse_request(text: str) -> Requirement:
@@ -389,6 +396,8 @@ def _readable_choice(
         except MemberTooLarge as e:
             problem = Problem(ProblemKind.METADATA_REFUSED, str(e))
             files = files.refusing(selection.selected, problem)
+            if ctx.downloads.transport.log is not None:  # --verbose lists every refusal
+                ctx.downloads.transport.log(f"  skipped {selection.selected.name}: {problem}")
 
 
 def _kept_choice(dist: PythonDistribution) -> PackageChoice:
