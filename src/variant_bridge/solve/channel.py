@@ -1,9 +1,12 @@
 """A local conda channel that serves conda packages and variant wheels together.
 
 ``rattler.index`` indexes the conda packages of the channel directory (it writes no ``v3.whl``
-section), then the wheel records are merged into ``<subdir>/repodata.json``: the records of the
-projects indexed now replace that subdir's earlier records of the same projects; other wheel
-records stay. Every file is written whole (a temporary file renamed over it).
+section; packages it indexed before and that did not change are not read again), then the wheel
+records are merged into ``<subdir>/repodata.json``: the records of the projects indexed now
+replace that subdir's earlier records of the same projects; other wheel records stay. Every file
+is written whole (a temporary file beside it, renamed over it), and a wheel already in the
+channel with the same bytes is not copied again (:func:`place_wheel`): indexing into a channel
+that holds the wheels costs no more than indexing into a new one.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -21,7 +25,7 @@ from packaging.utils import canonicalize_name
 from variant_bridge.errors import SolveError
 from variant_bridge.solve.records import WheelRecord
 
-__all__ = ["REPODATA", "index_conda_packages", "read_repodata", "write_channel"]
+__all__ = ["REPODATA", "index_conda_packages", "place_wheel", "read_repodata", "write_channel"]
 
 REPODATA = "repodata.json"
 _STALE = ("repodata.json.zst", "repodata_shards.msgpack.zst")
@@ -62,13 +66,44 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
+def place_wheel(source: Path, destination: Path, sha256: str) -> bool:
+    """Copy the wheel *source* (whose sha256 is *sha256*) to *destination* in a channel: written
+    beside it and renamed into place, so a reader never sees half a wheel; skipped when
+    *destination* already holds those bytes.
+
+    :returns: whether it was copied.
+    :raises SolveError: it cannot be read or written (naming both paths).
+    """
+    if source.resolve() == destination.resolve():
+        return False
+    try:
+        if destination.is_file() and destination.stat().st_size == source.stat().st_size:
+            from variant_bridge.indexes import file_sha256
+
+            if file_sha256(destination) == sha256:
+                return False
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
+        os.close(handle)
+        try:
+            shutil.copyfile(source, temporary)
+            os.replace(temporary, destination)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise SolveError(f"cannot copy {source} to {destination}: {e.strerror or e}") from e
+    return True
+
+
 def index_conda_packages(channel: Path) -> None:
-    """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``)."""
+    """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``); those it
+    indexed before and that did not change are taken from the repodata it wrote then."""
     from rattler.index import index_fs
 
     (channel / "noarch").mkdir(parents=True, exist_ok=True)
     try:
-        asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=True))
+        asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=False))
     except Exception as e:  # rattler raises its own exception types
         raise SolveError(f"{channel}: rattler could not index the conda packages: {e}") from e
 
