@@ -31,7 +31,7 @@ __all__ = ["TIMEOUT_VARIABLE", "FetchOptions", "fetch_options"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 TIMEOUT_VARIABLE = "VARIANT_BRIDGE_HTTP_TIMEOUT"
-"""Seconds a request may take in all before its size adds time (default 60)."""
+"""Seconds a request may take before the bytes it received add time (default 60)."""
 _FIELDS = ("cache_dir", "no_cache", "quiet", "verbose", "require_hashes")
 
 

@@ -40,18 +40,27 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from variant_bridge._values import value
 from variant_bridge._version import __version__
 from variant_bridge.errors import IndexReadError, TruncatedRead
 from variant_bridge.indexes._connections import Clock, Connections, Expired, Origin
+from variant_bridge.indexes._responses import (
+    Body,
+    DeadlineExceeded,
+    HTTPStatusError,
+    Progress,
+    ProgressFactory,
+    Response,
+    TooLarge,
+    length,
+    reason,
+)
 
 if TYPE_CHECKING:
     import http.client
     from concurrent.futures import Future, ThreadPoolExecutor
-    from email.message import Message
 
 __all__ = [
     "BACKOFF_S",
@@ -106,174 +115,8 @@ _SCHEMES = ("http", "https")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-class DeadlineExceeded(IndexReadError):
-    """A request took longer than its total deadline."""
-
-
-class TooLarge(IndexReadError):
-    """A document is larger than what is read of it."""
-
-    def __init__(self, message: str, size: int | None) -> None:
-        super().__init__(message)
-        self.size = size
-
-
-class HTTPStatusError(IndexReadError):
-    """The server answered with an error status (after retries, for a transient one)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class Progress(Protocol):
-    """One download's progress display (the CLI's bar on a terminal)."""
-
-    def update(self, count: int) -> None:
-        """*count* more bytes arrived."""
-
-    def close(self) -> None:
-        """The download ended (done or failed)."""
-
-
-ProgressFactory = Callable[[str, "int | None"], Progress]
-"""``(name, total bytes or None) -> Progress``."""
-
-
-@value
-class Response:
-    """A fetched document: its body, content type and the URL it came from after redirects."""
-
-    url: str
-    body: bytes
-    content_type: str
-    charset: str | None = None
-    status: int = 200
-
-
-def reason(error: BaseException) -> str:
-    """A short reason in words for a failed request."""
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(error, ConnectionResetError):
-        return "connection reset by the server"
-    if isinstance(error, TimeoutError):
-        return "timed out"
-    if isinstance(error, socket.gaierror):
-        return f"cannot resolve host ({error.strerror})"
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror[:1].lower() + error.strerror[1:]
-    name = type(error).__name__
-    if name == "RemoteDisconnected":
-        return "the server closed the connection without answering"
-    return str(error) or name
-
-
 def _status_text(status: int, phrase: str) -> str:
     return f"HTTP {status} {phrase}".rstrip()
-
-
-class Body:
-    """An open response: read it in chunks, each read within the request's deadline."""
-
-    def __init__(
-        self, transport: Transport, url: str, final: str, response: http.client.HTTPResponse,
-        clock: Clock,
-    ) -> None:  # fmt: skip
-        self._transport = transport
-        self._response = response
-        self._clock = clock
-        self.requested = url
-        self.url: str = final
-        self.status: int = response.status
-        self.headers: Message = response.headers
-        self.length: int | None = _length(response.headers.get("Content-Length"))
-        """The announced ``Content-Length``; ``None`` when not announced."""
-        self.received = 0
-
-    def _expired(self) -> DeadlineExceeded:
-        return DeadlineExceeded(
-            f"cannot fetch {self.requested}: no complete answer within "
-            f"{self._clock.allowed:.0f} s ({self.received} bytes received; the server is "
-            "stalled or too slow)"
-        )
-
-    def read(self, size: int = _CHUNK) -> bytes:
-        """Up to *size* bytes; ``b""`` at the end of a complete body.
-
-        :raises TruncatedRead: the body ended before its ``Content-Length``.
-        :raises DeadlineExceeded: the request's deadline passed.
-        """
-        import http.client
-
-        try:
-            data = self._response.read1(size)
-        except Expired as e:
-            raise self._expired() from e
-        except http.client.IncompleteRead as e:
-            raise TruncatedRead(self._truncated(self.received + len(e.partial))) from e
-        except (OSError, ValueError, http.client.HTTPException) as e:
-            if self._clock.remaining() <= 0:
-                raise self._expired() from e
-            raise IndexReadError(f"cannot read {self.requested}: {reason(e)}") from e
-        self.received += len(data)
-        self._clock.received += len(data)
-        self._transport._count(0, len(data))
-        if not data and self.length is not None and self.received < self.length:
-            raise TruncatedRead(self._truncated(self.received))
-        return data
-
-    def _truncated(self, received: int) -> str:
-        return (
-            f"{self.requested}: truncated: the server sent {received} of the {self.length} "
-            "bytes it announced"
-        )
-
-    def read_all(self, max_bytes: int) -> bytes:
-        """The whole body, refused when larger than *max_bytes* (read no further than that).
-
-        :raises TooLarge: naming the size when announced.
-        """
-        if self.length is not None and self.length > max_bytes:
-            raise TooLarge(
-                f"{self.requested} is {self.length} bytes, more than the {max_bytes} read: refused",
-                self.length,
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := self.read():
-            size += len(chunk)
-            if size > max_bytes:
-                raise TooLarge(
-                    f"{self.requested} is larger than the {max_bytes} bytes read: refused", None
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def read_exact(self, count: int) -> bytes:
-        """Exactly *count* bytes (a range's body).
-
-        :raises TruncatedRead: the body ended sooner.
-        """
-        chunks: list[bytes] = []
-        size = 0
-        while size < count:
-            chunk = self.read(min(_CHUNK, count - size))
-            if not chunk:
-                raise TruncatedRead(
-                    f"{self.requested}: truncated: the server sent {size} of the {count} bytes "
-                    "of the range it announced"
-                )
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-
-
-def _length(text: str | None) -> int | None:
-    if not text or not text.strip().isdigit():
-        return None
-    digits = text.strip().lstrip("0") or "0"
-    return int(digits) if len(digits) <= 19 else 1 << 63  # a 5,000-digit length is huge
 
 
 class _Attempt(Exception):
@@ -358,6 +201,9 @@ class Transport:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _received_bytes(self, count: int) -> None:
+        self._count(0, count)
+
     def _count(self, requests: int, received: int) -> None:
         with self._lock:
             self.requests += requests
@@ -390,7 +236,7 @@ class Transport:
             self.log(f"GET {url}" + (f" ({span})" if span else ""))
         clock = Clock(self.deadline, self.min_rate, self.max_deadline)
         origin, connection, response, final = self._answer(url, sent, clock)
-        body = Body(self, url, final, response, clock)
+        body = Body(self._received_bytes, url, final, response, clock)
         try:
             yield body
         finally:
@@ -527,10 +373,10 @@ class Transport:
         if not response.isclosed() and response.length == 0:
             response.read()  # read whole: this marks it closed
         if drain and not response.isclosed():
-            length = _length(response.headers.get("Content-Length"))
-            if length is not None and length <= _DRAIN:
+            size = length(response.headers.get("Content-Length"))
+            if size is not None and size <= _DRAIN:
                 with contextlib.suppress(Exception):
-                    response.read(length)
+                    response.read(size)
         if response.isclosed() and not response.will_close and connection.sock is not None:
             self._pool.give(origin, connection)
         else:
