@@ -99,3 +99,22 @@ def test_prefetched_documents_wait_for_the_resolver(root: Path) -> None:
         page = transport.get(f"{index.url}b00/", accept=ACCEPT)
         assert page is not None
         assert len(index.requests) == before  # taken from what was fetched ahead
+
+
+def test_a_releases_variant_metadata_is_asked_for_at_once_and_once(root: Path) -> None:
+    from variant_bridge.indexes import CoreMetadataReader, find_files
+
+    with IndexServer(root, core_metadata=True) as index, Transport() as transport:
+        with Downloads.temporary(transport=transport) as downloads:
+            files = find_files(
+                "gpu", [SimpleIndex.parse(index.url)], spec=SpecifierSet(),
+                python=Version("3.12"), downloads=downloads,
+            )  # fmt: skip
+            reader = CoreMetadataReader(downloads)
+            wheels = [c for c in files.candidates if c.label is not None]
+            assert len(wheels) == 2
+            reader.prefetch(wheels)
+            read = [reader.read(c) for c in wheels]
+        asked = [p for p in index.paths_requested() if p.endswith(".metadata")]
+    assert sorted(asked) == sorted(f"/files/{c.name}.metadata" for c in wheels)
+    assert [m.name if m else None for m in read] == ["gpu", "gpu"]
