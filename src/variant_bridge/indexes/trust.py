@@ -21,6 +21,7 @@ command line and the dependencies reached from them alike):
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def check_variant(candidate: Candidate, path: Path) -> None:
     :raises InvalidMetadata: the wheel's own ``variant.json`` is missing or malformed; its
         ``METADATA`` is missing, duplicated or too large (:class:`MemberTooLarge`).
     """
+    if not zipfile.is_zipfile(path):
+        return  # not a wheel at all: refused as such by whoever opens it (install's own check)
     members = local_members(path, where=candidate.name)
     try:
         if members.one(METADATA) is None:
