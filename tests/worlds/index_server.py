@@ -273,6 +273,7 @@ class IndexServer:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, int, int], tuple[str, str | None]] = {}
+        self._metadata_cache: dict[tuple[str, int, int], str | None] = {}
 
     # -- life cycle -------------------------------------------------------------------------
     def start(self) -> IndexServer:
@@ -379,6 +380,16 @@ class IndexServer:
             facts = self._cache[key] = (hashlib.sha256(data).hexdigest(), requires)
         return facts
 
+    def _metadata_sha256(self, path: Path) -> str | None:
+        """The sha256 of a wheel's METADATA, cached while the file is unchanged."""
+        stat = path.stat()
+        key = (path.name, stat.st_mtime_ns, stat.st_size)
+        if key not in self._metadata_cache:
+            metadata = wheel_metadata(path)
+            digest = hashlib.sha256(metadata).hexdigest() if metadata is not None else None
+            self._metadata_cache[key] = digest
+        return self._metadata_cache[key]
+
     def sha256(self, path: Path) -> str:
         """The sha256 the index advertises for *path* (a wrong one when configured so)."""
         if path.name in self.options.wrong_hash:
@@ -399,9 +410,9 @@ class IndexServer:
                 "size": path.stat().st_size,
             }
             if opts.core_metadata and path.name.endswith(".whl"):
-                metadata = wheel_metadata(path)
-                if metadata is not None:
-                    entry["core-metadata"] = {"sha256": hashlib.sha256(metadata).hexdigest()}
+                digest = self._metadata_sha256(path)
+                if digest is not None:
+                    entry["core-metadata"] = {"sha256": digest}
             if not path.name.endswith(_VARIANTS_JSON):
                 requires_python = opts.requires_python.get(path.name)
                 if requires_python is None:
@@ -490,6 +501,9 @@ def _html_page(title: str, links: list[str]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     index: IndexServer
     protocol_version = "HTTP/1.1"
+    # As real index servers do: without it, a kept-alive connection waits for the client's
+    # delayed ACK (40 ms on Linux) between an answer's headers and its body.
+    disable_nagle_algorithm = True
 
     def setup(self) -> None:
         super().setup()

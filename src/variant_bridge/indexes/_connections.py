@@ -13,6 +13,7 @@ thread nobody waits for past the deadline (the system resolver has no timeout of
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -32,6 +33,10 @@ __all__ = ["Clock", "Connections", "Expired", "Origin"]
 Origin = tuple[str, str, int]
 """``(scheme, host, port)``."""
 _CHUNK = 1 << 16
+_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
+"""Linux: acknowledge at once. A kept-alive connection otherwise delays its ACK (up to 40 ms),
+and a server that writes an answer's headers and body apart with Nagle's algorithm on (Python's
+http.server does) waits for that ACK before sending the body."""
 
 
 class Expired(TimeoutError):
@@ -77,6 +82,9 @@ class _Reader(io.RawIOBase):
         if left <= 0:
             raise Expired("deadline")
         self._sock.settimeout(min(self._read_timeout, left))
+        if _QUICKACK is not None:  # ACK at once: a server that Nagles waits for it (40 ms)
+            with contextlib.suppress(OSError):
+                self._sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
         try:
             return self._sock.recv_into(buffer)
         except TimeoutError:
