@@ -40,11 +40,12 @@ from variant_bridge.indexes.members import MetadataSource
 from variant_bridge.indexes.simple import ACCEPT, parse_project_page, project_url
 from variant_bridge.indexes.sources import IndexSource, IndexStrategy, SimpleIndex
 from variant_bridge.indexes.transport import MAX_DOCUMENT, Transport
-from variant_bridge.markers import Dependency, VariantValues, evaluate_dependencies
 from variant_bridge.properties import NULL_LABEL
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from variant_bridge.markers import Dependency
 
 __all__ = ["MAX_PROJECTS", "Prefetch"]
 
@@ -152,5 +153,7 @@ class Prefetch:
                     text = answer.body.decode("utf-8", "replace")
                     requires = CoreMetadata.parse(text, MetadataSource.PEP658, url).requires_dist
         if requires:
+            from variant_bridge.markers import VariantValues, evaluate_dependencies
+
             applying = evaluate_dependencies(requires, self._markers, VariantValues()).applying
             self.dependencies(applying)
