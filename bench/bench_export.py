@@ -8,7 +8,7 @@ records shaped like the ones rattler and conda write (60 files each, with ``path
 from an HTTPS URL (``variant.json`` + ``direct_url.json`` with its hash). Then times, in the same
 process and interleaved:
 
-- export: ``jobs.export.prepare_export(ExportRequest(ExportSource(prefix=...)))`` + rendering
+- export: ``Context.open(..., EnvironmentSpec(prefix=...))`` + ``prepare_export`` + rendering
   environment.yml and pixi.toml (detection, history, origins, translation, the model, both texts);
 - baseline: ``rattler.PrefixRecord.from_path`` over the same ``conda-meta/*.json`` files.
 
@@ -17,6 +17,11 @@ checked and kept: a no-op) against the baseline of a tomlkit round trip of the s
 (``tomlkit.dumps(tomlkit.parse(text))``), the least any comment-keeping edit costs.
 
 Prints the medians and the ratios.
+
+``--scaling 500,2000,5000`` instead times, per size, the whole ``export`` job as the command runs
+it (``run_export``) to ``-o environment.yml`` (the baseline) and ``--update`` of a user's commented
+pixi.toml that has none of the records yet (every pin added: the case that was quadratic, issue
+22), then prints each ratio: ``--update`` must stay within 3x environment.yml at 5,000 records.
 """
 
 from __future__ import annotations
@@ -130,21 +135,37 @@ def main() -> None:
     parser.add_argument("-n", "--repeats", type=int, default=7)
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--dists", type=int, default=200)
+    parser.add_argument(
+        "--scaling",
+        metavar="N,N,...",
+        help="time -o environment.yml against --update pixi.toml at these record counts instead",
+    )
     args = parser.parse_args()
+    if args.scaling:
+        _scaling([int(n) for n in args.scaling.split(",")], args.dists, args.repeats)
+        return
 
     import rattler
 
-    from variant_bridge.export import render
-    from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+    from variant_bridge.export import ExportModel, render
+    from variant_bridge.jobs.context import Context
+    from variant_bridge.jobs.export import ExportRequest, prepare_export
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec
 
     with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
         prefix = build_prefix(Path(tmp), args.records, args.dists)
         paths = sorted((prefix / "conda-meta").glob("*.json"))
 
-        request = ExportRequest(ExportSource(prefix=prefix), environ=OVERRIDES)
+        environment = EnvironmentSpec(prefix=prefix, environ=OVERRIDES)
+        fetch = FetchSpec(no_cache=True)
+
+        def prepared() -> ExportModel:
+            # What `export` runs: its context (detection reads the prefix) and the model.
+            with Context.open(None, environment, fetch) as ctx:
+                return prepare_export(ExportRequest(), ctx)
 
         def export() -> None:
-            model = prepare_export(request)
+            model = prepared()
             render(model, "environment-yml")
             render(model, "pixi-toml")
 
@@ -159,7 +180,7 @@ def main() -> None:
         for _ in range(args.repeats):  # interleaved, so drift hits both alike
             ours += median_seconds(export, 1)
             theirs += median_seconds(baseline, 1)
-        model = prepare_export(request)
+        model = prepared()
         update_ratio = _update(model, args.repeats)
         ours_median = statistics.median(ours)
         theirs_median = statistics.median(theirs)
@@ -200,6 +221,47 @@ def _update(model: object, repeats: int) -> str:
         f"tomlkit round trip: {theirs_median * 1000:8.1f} ms; "
         f"ratio {ours_median / theirs_median:.2f}x"
     )
+
+
+USER_MANIFEST = """\
+# our project
+[workspace]
+name = "proj"
+channels = ["conda-forge"]  # our channels
+platforms = ["linux-64"]
+
+[tasks]
+start = "python -m proj"  # run it
+
+[dependencies]
+python = "3.12.*"  # our python
+"""
+
+
+def _scaling(sizes: list[int], dists: int, repeats: int) -> None:
+    """``run_export`` to environment.yml and ``--update`` of a user's pixi.toml, per size."""
+    from variant_bridge.jobs.export import ExportOutput, ExportRequest, ExportSource, run_export
+
+    for records in sizes:
+        with tempfile.TemporaryDirectory(prefix="vb-bench-export-") as tmp:
+            root = Path(tmp)
+            prefix = build_prefix(root, records, dists)
+            request = ExportRequest(ExportSource(prefix=prefix), environ=OVERRIDES)
+            # Both pin the (synthetic, remote) variant files: nothing is copied.
+            to_yml = ExportOutput(path=root / "environment.yml", force=True, pin_filenames=True)
+            manifest = root / "pixi.toml"
+            update = ExportOutput("pixi-toml", update=manifest, pin_filenames=True)
+            yml: list[float] = []
+            upd: list[float] = []
+            for _ in range(repeats):
+                yml += median_seconds(lambda: run_export(request, to_yml), 1)  # noqa: B023
+                manifest.write_text(USER_MANIFEST)
+                upd += median_seconds(lambda: run_export(request, update), 1)  # noqa: B023
+            a, b = statistics.median(yml), statistics.median(upd)
+            print(
+                f"{records:6d} records: -o environment.yml {a:7.2f} s; --update pixi.toml "
+                f"{b:7.2f} s; ratio {b / a:5.2f}x (median of {repeats})"
+            )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ from pathlib import Path
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks
 from variant_bridge.indexes.transport import Transport
-from variant_bridge.jobs.select import Target, parse_requests, select
+from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.jobs.select import parse_requests, select
+from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import supported_properties
 
@@ -74,13 +76,14 @@ def build(directory: Path, files: int) -> Path:
 
 
 def in_process(directory: Path, repeat: int) -> float:
-    target = Target(ENV, TargetPython("3.12.7"), supported_properties(ENV))
+    target = Target(ENV, TargetPython.parse("3.12.7"), supported_properties(ENV))
     requests = parse_requests(["bigpkg"])
     best = float("inf")
     for _ in range(repeat):
         with Downloads.temporary(transport=Transport()) as downloads:
             start = time.perf_counter()
-            (choice,) = select(requests, (FindLinks.parse(directory),), target, downloads)
+            ctx = Context(Sources((FindLinks.parse(directory),)), downloads, target)
+            (choice,) = select(requests, ctx)
             best = min(best, time.perf_counter() - start)
         assert choice.selected is not None
         assert choice.selected.label == "cu129"

@@ -32,7 +32,10 @@ from tests.worlds.torch_index import build_torch_index  # noqa: E402
 from tests.worlds.wheels import make_release  # noqa: E402
 
 from variant_bridge.indexes import FindLinks, file_sha256, read_wheel_metadata  # noqa: E402
-from variant_bridge.jobs.index import IndexRequest, index_wheels  # noqa: E402
+from variant_bridge.jobs.context import Context, Sources  # noqa: E402
+from variant_bridge.jobs.index import IndexReport, IndexRequest, index_wheels  # noqa: E402
+from variant_bridge.jobs.specs import FetchSpec  # noqa: E402
+from variant_bridge.jobs.target import Target  # noqa: E402
 from variant_bridge.priority import Encoding  # noqa: E402
 from variant_bridge.solve.solver import solve_specs  # noqa: E402
 
@@ -56,6 +59,13 @@ def _solve_all(project: str, channels: list[Path], envs: list[Env]) -> None:
         solve_specs(specs, channels, platform="linux-64", virtual_packages=machine(driver, gpu))
 
 
+def _index(wheels: Path, channel: Path, encoding: Encoding) -> IndexReport:
+    """``variant-bridge index WHEELS -o CHANNEL --subdir linux-64 --no-cache``, in process."""
+    sources = Sources((FindLinks.parse(wheels),))
+    with Context.open(sources, Target.of_platform("linux-64"), FetchSpec(no_cache=True)) as ctx:
+        return index_wheels(IndexRequest(channel, encoding=encoding), ctx)
+
+
 def bench_solve(work: Path, repeat: int) -> None:
     conda = Channel(work / "conda").add([*cuda_packages(), *base_packages()])
     wheels = build_torch_index(CORPUS, work / "torch")
@@ -67,8 +77,7 @@ def bench_solve(work: Path, repeat: int) -> None:
     print(f"baseline: solve cuda-version alone, per solve: {baseline:.2f} ms")
     for encoding in Encoding:
         channel = work / f"channel-{encoding.value}"
-        request = IndexRequest(channel, "linux-64", (FindLinks.parse(wheels),), encoding=encoding)
-        report = index_wheels(request)
+        report = _index(wheels, channel, encoding)
         channels = [channel, conda.path]
         per = _median_ms(lambda c=channels: _solve_all("torch", c, envs), repeat) / len(envs)
         print(
@@ -107,7 +116,7 @@ def bench_index(work: Path, repeat: int) -> None:
 
         def one(enc: Encoding = encoding) -> None:
             out = work / f"out-{enc.value}-{next(runs)}"
-            index_wheels(IndexRequest(out, "linux-64", (FindLinks.parse(wheels),), encoding=enc))
+            _index(wheels, out, enc)
 
         took = _median_ms(one, repeat)
         print(

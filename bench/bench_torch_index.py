@@ -33,8 +33,10 @@ from tests.worlds.torch_index import build_torch_index  # noqa: E402
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage  # noqa: E402
 from variant_bridge.indexes import Downloads, SimpleIndex  # noqa: E402
 from variant_bridge.indexes.transport import Transport  # noqa: E402
-from variant_bridge.jobs import select as select_job  # noqa: E402
-from variant_bridge.jobs.select import Target, parse_requests, select  # noqa: E402
+from variant_bridge.jobs import _choice as choice_job  # noqa: E402
+from variant_bridge.jobs.context import Context, Sources  # noqa: E402
+from variant_bridge.jobs.select import parse_requests, select  # noqa: E402
+from variant_bridge.jobs.target import Target  # noqa: E402
 from variant_bridge.platform_tags import TargetPython  # noqa: E402
 from variant_bridge.translate import supported_properties  # noqa: E402
 
@@ -72,12 +74,13 @@ def _pad(world: Path, megabytes: int) -> None:
 
 
 def _run(index: IndexServer, env: Environment) -> tuple[str, float]:
-    target = Target(env, TargetPython("3.12.7"), supported_properties(env))
+    target = Target(env, TargetPython.parse("3.12.7"), supported_properties(env))
     sources = (SimpleIndex.parse(index.url),)
     start = time.perf_counter()
     with Downloads.temporary(transport=Transport()) as downloads:
         # torch alone (its dependency tree is not resolved): the cost of its variants' evidence
-        (choice,) = select(parse_requests(["torch"]), sources, target, downloads, deps=False)
+        ctx = Context(Sources(sources), downloads, target)
+        (choice,) = select(parse_requests(["torch"]), ctx, deps=False)
     elapsed = time.perf_counter() - start
     assert choice.selected is not None
     return str(choice.selected.label), elapsed
@@ -111,7 +114,7 @@ def measure(
 
 def baseline(index: IndexServer, env: Environment, repeat: int) -> float:
     """The same select with no toolkit evidence read (properties alone)."""
-    with mock.patch.object(select_job, "read_toolkits", return_value={}):
+    with mock.patch.object(choice_job, "read_toolkits", return_value={}):
         return statistics.median(_run(index, env)[1] for _ in range(repeat))
 
 

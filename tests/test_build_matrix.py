@@ -10,7 +10,7 @@ import pytest
 from variant_bridge.build_matrix import Matrix, matrix_table
 from variant_bridge.build_order import build_order
 from variant_bridge.errors import InvalidArchList, ReleaseInputError
-from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer._files import load_toml
 
 DEMO = Path(__file__).resolve().parents[1] / "docs" / "examples" / "vbdemo" / "pyproject.toml"
 
@@ -30,11 +30,10 @@ def test_the_demo_matrix_reads_with_defaults() -> None:
     assert cu126 is not None
     assert (str(cu126.cuda), str(cu126.driver), cu126.glibc) == ("12.6", "12.6", (2, 17))
     assert cu126.archs is not None
-    assert cu126.archs.cmake() == "80-real;90"
+    assert cu126.archs.cmake() == "50-real;60-real;70-real;75-real;80-real;86-real;90"
     assert [str(p) for p in cu126.description().properties] == [
         "nvidia :: cuda_version_lower_bound :: 12.6",
-        "nvidia :: sm_arch :: 80_real",
-        "nvidia :: sm_arch :: 90_real",
+        *(f"nvidia :: sm_arch :: {v}_real" for v in (50, 60, 70, 75, 80, 86, 90)),
         "nvidia :: sm_arch :: 90_virtual",
     ]
     assert matrix.build("null").description().is_null  # type: ignore[union-attr]
@@ -144,3 +143,76 @@ def test_builds_pep_825_cannot_tell_apart_share_a_number() -> None:
         where="m",
     )
     assert set(build_order(matrix).numbers.values()) == {0}
+
+
+# -- matrices nvcc cannot build are refused, naming the row (toolkits.yaml) --------------------
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        (
+            {"cuda": "12.6", "sm": "9.0;10.0;12.0"},
+            (
+                "m build 2 (cu126): nvcc 12.6 cannot compile 100_real 120_real (it compiles compute "
+                "capabilities 5.0 to 9.0; toolkits.yaml)"
+            ),
+        ),
+        (
+            {"cuda": "13.0", "sm": "5.0;6.0;7.0;7.5", "glibc": "2.28"},
+            (
+                "m build 2 (cu130): nvcc 13.0 cannot compile 50_real 60_real 70_real (it compiles "
+                "compute capabilities 7.5 to 12.1; toolkits.yaml)"
+            ),
+        ),
+        (
+            {"cuda": "13.0", "sm": "8.0", "glibc": "2.17"},
+            "m build 2 (cu130): CUDA 13 needs glibc >=2.28, not 2.17 (toolkits.yaml)",
+        ),
+        (
+            {"cuda": "12.8", "sm": "10.1;10.3", "label": "thor"},
+            "m build 2 (thor): nvcc 12.8 cannot compile 103_real (it compiles",
+        ),
+        (
+            {"cuda": "13.0", "sm": "10.1", "glibc": "2.28"},  # renamed sm_110 in 13.0
+            "m build 2 (cu130): nvcc 13.0 cannot compile 101_real",
+        ),
+    ],
+)
+def test_matrices_the_toolkit_cannot_build_are_refused(row: dict[str, str], says: str) -> None:
+    with pytest.raises(ReleaseInputError) as info:
+        Matrix.from_table({"build": [{"glibc": "2.17"}, row]}, where="m")
+    assert str(info.value).startswith(says)
+    assert "\n" not in str(info.value)
+
+
+def test_what_the_toolkit_table_allows() -> None:
+    matrix = Matrix.from_table(
+        {"build": [
+            {"cuda": "12.6", "sm": "5.0;6.0;7.0;7.5;8.0;8.6;9.0"},
+            {"cuda": "12.8", "sm": "7.5;8.0;8.6;9.0;10.0;12.0+PTX"},
+            {"cuda": "12.9", "sm": "sm_100a compute_103f 12.1"},
+            {"cuda": "13.0", "sm": "7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX", "glibc": "2.28"},
+            {"cuda": "11.2", "sm": "3.5;8.6"},  # a release the table does not know: unchecked
+        ]},
+        where="m",
+    )  # fmt: skip
+    assert len(matrix.builds) == 5
+    from variant_bridge.build_matrix import toolkit_notes
+
+    assert toolkit_notes(matrix) == [
+        "no nvcc facts for CUDA 11.2 in toolkits.yaml: its SM list is not checked"
+    ]
+
+
+def test_free_threaded_python_is_a_python_of_its_own() -> None:
+    from variant_bridge.build_order import build_order
+    from variant_bridge.maintainer.outputs import conda_variants
+
+    matrix = Matrix.from_table(
+        {"python": ["3.13", "3.13t"], "build": [{"cuda": "12.8", "sm": "8.0"}]}, where="m"
+    )
+    values, _ = conda_variants(matrix, build_order(matrix))
+    assert values["python"] == ["3.13", "3.13.* *_cp313t"]
+    with pytest.raises(ReleaseInputError, match=r"'3\.13x' is no version like 3\.12 or 3\.13t"):
+        Matrix.from_table({"python": ["3.13x"], "build": [{"cuda": "12.8"}]}, where="m")

@@ -68,6 +68,38 @@ def test_unknown_spellings_are_one_clear_error(text: str, says: str) -> None:
     assert "\n" not in str(info.value)
 
 
+def test_arch_lists_per_platform_and_variant_key() -> None:
+    lists = ArchLists.parse(
+        [
+            "12.9=5.0;8.0",
+            "linux-aarch64:12.9=8.0;9.0",
+            "linux-aarch64,arm_variant_type=tegra:12.9=8.7;10.1+PTX",
+            "win-64:8.0",
+        ]
+    )
+    assert lists.find("12.9") == ("12.9", parse_arch_list("5.0;8.0"))
+    assert lists.find("12.9", platform="linux-aarch64") == (
+        "linux-aarch64:12.9",
+        parse_arch_list("8.0;9.0"),
+    )
+    tegra = {"arm_variant_type": "tegra", "cuda_compiler_version": "12.9"}
+    assert lists.find("12.9", platform="linux-aarch64", variant=tegra) == (
+        "linux-aarch64,arm_variant_type=tegra:12.9",
+        parse_arch_list("8.7;10.1+PTX"),
+    )
+    # a platform's list for any CUDA is more specific than a CUDA version's for any platform
+    assert lists.find("12.9", platform="win-64") == ("win-64:", parse_arch_list("8.0"))
+    assert lists.find("12.8", platform="linux-64") is None
+
+
+def test_two_lists_applying_alike_are_an_error() -> None:
+    lists = ArchLists.parse(["linux-aarch64:12.9=8.0", "arm_variant_type=tegra:12.9=8.7"])
+    with pytest.raises(
+        InvalidArchList, match=r"both apply to the CUDA 12\.9 build for linux-aarch64"
+    ):
+        lists.find("12.9", platform="linux-aarch64", variant={"arm_variant_type": "tegra"})
+
+
 def test_arch_lists_per_version_major_and_default() -> None:
     lists = ArchLists.parse(["12.9=8.0;9.0", "13=80-real", "75-real"])
     assert lists.find("12.9") == ("12.9", parse_arch_list("8.0;9.0"))
@@ -80,7 +112,11 @@ def test_arch_lists_per_version_major_and_default() -> None:
     ("items", "says"),
     [
         (["twelve=8.0"], "'twelve' is no CUDA version"),
-        (["12.9=8.0", "12.9=9.0"], "CUDA 12.9 given twice"),
+        (["12.9=8.0", "12.9=9.0"], "--arch-list 12.9 given twice"),
+        (["8.0", "9.0"], r"--arch-list \(any CUDA\) given twice"),
+        (["linux-64:12.9=8.0", "linux-64:12.9=9.0"], "--arch-list linux-64:12.9 given twice"),
+        (["linux_64:12.9=8.0"], "'linux_64' is no platform or KEY=VALUE"),
+        (["linux-64,win-64:12.9=8.0"], "'win-64' is no platform or KEY=VALUE"),
         (["12.9="], "--arch-list 12.9: empty"),
     ],
 )

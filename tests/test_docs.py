@@ -110,3 +110,11 @@ def test_readme_links_to_docs_that_exist() -> None:
     assert "docs/cli.md" in links
     for link in links:
         assert (ROOT / link).is_file(), link
+
+
+def test_option_tables_are_the_commands_options() -> None:
+    # Every table lists exactly its command's options (and the shared groups' tables exactly
+    # cli/_options.py's), spelled and ordered as --help shows them.
+    from tests.cli_tables import generate
+
+    assert generate(CLI_MD) == CLI_MD, "refresh with: .venv/bin/python -m tests.cli_tables"

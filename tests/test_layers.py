@@ -82,10 +82,41 @@ def loaded_after_import(modules: list[str]) -> set[str]:
             ["variant_bridge.properties", "variant_bridge.translate.supported"],
             {"rattler", "archspec", "yaml", "click"},
         ),
+        # `install`/`select` from find-links: no py-rattler package (detection loads only its
+        # extension), no email parser (METADATA headers are read by indexes._headers), no
+        # pypi-simple, no HTTP stack until a URL is fetched.
+        (
+            [
+                "variant_bridge.cli.install",
+                "variant_bridge.jobs.install",
+                "variant_bridge.jobs.context",
+                "variant_bridge.jobs.select",
+            ],
+            {"rattler", "email", "pypi_simple", "yaml", "http", "urllib3", "requests"},
+        ),
     ],
 )
 def test_heavy_imports_wait_until_needed(modules: list[str], heavy: set[str]) -> None:
     assert not loaded_after_import(modules) & heavy
+
+
+def test_detection_loads_rattlers_extension_not_the_package() -> None:
+    # `import rattler` imports all of py-rattler (solver, index, networking, ...); detecting the
+    # machine needs its native extension only (detect/_rattler.py).
+    code = (
+        "import json, sys\n"
+        "from variant_bridge.detect.machine import detect_virtual_packages\n"
+        "found = detect_virtual_packages()\n"
+        "print(json.dumps([bool(found), 'rattler' in sys.modules, 'rattler.rattler' in sys.modules]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [True, False, True]
+    # The package imported afterwards in the same process reuses the loaded extension.
+    code = code + "\nimport rattler; print(len(rattler.VirtualPackage.detect()) > 0)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "True"
 
 
 def test_python_dash_m_runs_the_cli() -> None:

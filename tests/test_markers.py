@@ -25,7 +25,7 @@ from variant_bridge.markers import (
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.properties import VariantDescription
 
-PY312 = TargetPython("3.12.4")
+PY312 = TargetPython.parse("3.12.4")
 LINUX = target_environment(Environment("linux-64"), PY312)
 CUDA128 = VariantValues.of(
     VariantDescription.parse(
@@ -197,8 +197,21 @@ def test_target_environment_of_this_machine_is_what_packaging_says() -> None:
         pytest.skip("checked on linux-64")
     version = platform.python_version()
     env = target_environment(
-        Environment("linux-64"), TargetPython(version, sys.executable, "cpython")
+        Environment("linux-64"), TargetPython.parse(version, executable=sys.executable)
     )
     here = default_environment()
     assert {k: here[k] for k in env} == env  # type: ignore[literal-required]
     assert "platform_release" not in env  # never this machine's kernel for a target
+
+
+@pytest.mark.parametrize(
+    ("line", "extras"),
+    [
+        ("nvidia-cublas-cu12==12.6.4.1", set()),
+        ("cupy-cuda12x; extra == 'cuda'", {"cuda"}),
+        ("x; (extra == \"gpu\" or 'cu12' == extra) and sys_platform == 'linux'", {"gpu", "cu12"}),
+        ("x; sys_platform == 'linux' and variant_label == 'cuda12.8'", set()),
+    ],
+)
+def test_marker_extras_names_the_extras_a_line_belongs_to(line: str, extras: set[str]) -> None:
+    assert parse_dependency(line).marker_extras == extras

@@ -43,7 +43,7 @@ def test_platform_tags_per_platform(env: Environment, first: str, absent: str) -
 
 
 def test_target_tags_for_another_python_prefer_its_own_abi() -> None:
-    tags = target_tags(TargetPython("3.12.7"), LINUX)
+    tags = target_tags(TargetPython.parse("3.12.7"), LINUX)
     assert tags[0] == Tag("cp312", "cp312", "manylinux_2_28_x86_64")
     assert Tag("cp311", "abi3", "manylinux_2_17_x86_64") in tags
     assert Tag("cp313", "cp313", "manylinux_2_28_x86_64") not in tags

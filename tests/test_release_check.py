@@ -8,15 +8,14 @@ from variant_bridge.cuda_archs import parse_arch_list
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.properties import VariantDescription
 from variant_bridge.release import (
-    ClaimSource,
     CondaBuild,
     CondaSide,
     CudaVersion,
+    ToolkitBasis,
     WheelSide,
     WheelVariant,
-    label_cuda,
 )
-from variant_bridge.release_check import Finding, Level, Topic, check_release
+from variant_bridge.release_check import Finding, Level, Rule, Topic, check_release
 from variant_bridge.translate.evidence import toolkit_evidence
 
 
@@ -110,15 +109,18 @@ def test_torch_lower_bound_trap_by_label_and_by_pins() -> None:
         (Level.WARN, "wheel cuda12.8"),
         (Level.WARN, "wheel cuda12.6"),
     ]
-    assert "its label 'cuda12.8' says 12.8" in found[0].message
+    assert "its label 'cuda12.8' says CUDA 12.8" in found[0].message
     assert "pins nvidia-cublas 12.6.4.1" in found[1].message
-    assert found[1].fix == "declare nvidia :: cuda_version_lower_bound :: 12.6"
+    assert found[1].fix == (
+        "declare nvidia :: cuda_version_lower_bound :: 12.6, which also raises the driver pip "
+        "users need from 12.0 to 12.6 (keep 12.0 if CUDA minor-version compatibility is meant)"
+    )
 
 
 def test_pins_contradicting_the_label_are_an_error() -> None:
     liar = wheel(cu("12.6", "80_real", label="cu126"), requires=("nvidia-cublas==12.8.4.1",))
     assert liar.claim() is not None
-    assert liar.claim().source is ClaimSource.PINS
+    assert liar.claim().basis is ToolkitBasis.PINS
     found = [f for f in problems([build("12.8", "80-real")], [liar]) if f.level is Level.ERROR]
     assert any(
         "its label says CUDA 12.6 but it pins nvidia-cublas 12.8.4.1" in f.message for f in found
@@ -128,11 +130,23 @@ def test_pins_contradicting_the_label_are_an_error() -> None:
 def test_sm_lists_compare_per_pair_nearest_minor_when_no_exact_one() -> None:
     conda = [build("12.9", "5.0;8.0;12.0+PTX")]
     wheels = [wheel(cu("12.6", "80_real")), wheel(cu("12.8", "80_real 120_real 130_real"))]
-    (arch,) = [f for f in problems(conda, wheels) if f.topic is Topic.SM_ARCH]
+    impossible, arch = [f for f in problems(conda, wheels) if f.topic is Topic.SM_ARCH]
     assert arch.subject == "CUDA 12.9 <-> cu128"
     assert (
         arch.message
         == "SM architectures differ: conda only 50_real 120_virtual; wheel only 130_real"
+    )
+    # no fix asks for what nvcc cannot build: 12.9 has no sm_130
+    assert arch.fix == (
+        "add sm_arch 50_real 120_virtual to the wheel variant; nvcc 12.9 cannot compile "
+        "130_real: drop it from the wheel"
+    )
+    assert (impossible.level, impossible.rule, impossible.subject) == (
+        Level.ERROR, Rule.SM_ARCH_NOT_COMPILABLE, "wheel cu128",
+    )  # fmt: skip
+    assert impossible.message == (
+        "declares sm_arch 130_real, which nvcc 12.8 cannot compile (its label 'cu128' says "
+        "CUDA 12.8)"
     )
 
 
@@ -140,7 +154,10 @@ def test_an_unknown_conda_arch_list_is_information_naming_the_option() -> None:
     report = check_release(CondaSide((build("12.8"),)), WheelSide((wheel(cu("12.8", "80_real")),)))
     (info,) = [f for f in report.findings if f.topic is Topic.SM_ARCH]
     assert info.level is Level.INFO
-    assert info.fix == "pass --arch-list 12.8=LIST (from the recipe's build script)"
+    assert info.fix == (
+        "pass --arch-list 12.8=LIST (PLATFORM:12.8=LIST for one platform) from the recipe's "
+        "build script"
+    )
 
 
 def test_glibc_floor_of_the_wheels_against_c_stdlib_version() -> None:
@@ -200,14 +217,3 @@ def test_versions_of_the_two_sides() -> None:
         CondaSide((build(None),), version="2.0"), WheelSide((wheel("null:"),), version="2.1")
     )
     assert [f.level for f in report.findings if f.topic is Topic.VERSION] == [Level.ERROR]
-
-
-def test_what_labels_say_of_their_toolkit() -> None:
-    assert [str(label_cuda(x)) for x in ("cu126", "cuda12.8", "cu130", "cu126_v3", "cu13")] == [
-        "12.6",
-        "12.8",
-        "13.0",
-        "12.6",
-        "13",
-    ]
-    assert [label_cuda(x) for x in ("null", "xpu", "rocm7.0", "a1b2c3d4", "cu1210")] == [None] * 5

@@ -1,17 +1,20 @@
 """variant-bridge: wheel-variant properties (PEP 825) <-> conda virtual packages.
 
-The library's entry points, in the order of the main job (docs/architecture.md)::
+The library's entry points, as the CLI uses them (docs/library.md, docs/architecture.md)::
 
     import variant_bridge as vb
 
     env = vb.detect_environment(prefix="/opt/env")  # the conda/pixi view, with sources
     supported = vb.supported_properties(env)  # what it accepts, most preferred first
     vb.to_conda_specs([vb.VariantProperty.parse("nvidia :: cuda_version_lower_bound :: 12.8")])
-    target = vb.Target(env, vb.TargetPython("3.12"), supported)
-    with vb.Downloads.temporary(transport=vb.Transport()) as downloads:
-        sources = vb.open_sources(index_urls=["https://download.pytorch.org/whl/variant/"])
-        choices = vb.select(vb.parse_requests(["torch"]), sources, target, downloads)
-    model = vb.prepare_export(vb.ExportRequest(vb.ExportSource(prefix="/opt/env")))
+
+    # A command's context: its sources, its one way onto the network, its target; built once.
+    sources = vb.SourceSpec(index_url="https://download.pytorch.org/whl/variant/")
+    with vb.Context.open(sources, vb.EnvironmentSpec(prefix="/opt/env")) as ctx:
+        choices = vb.select(vb.parse_requests(["torch"]), ctx)  # the tree, as `select`
+        prepared = vb.prepare_install(vb.parse_requests(["torch"]), ctx, dry_run=True)
+        result = vb.run_install(prepared, ctx, dry_run=True)  # as `install --dry-run`
+        model = vb.prepare_export(vb.ExportRequest(), ctx)  # as `export`
 
 Names resolve lazily (module ``__getattr__``): ``import variant_bridge`` loads none of rattler,
 click, yaml or archspec, and neither does importing one of its pure modules.
@@ -30,6 +33,8 @@ _ENTRY_POINTS = {
     "VariantProperty": "variant_bridge.properties",
     "VariantDescription": "variant_bridge.properties",
     "Environment": "variant_bridge.environment",
+    "Source": "variant_bridge.environment",
+    "VirtualPackage": "variant_bridge.environment",
     "detect_environment": "variant_bridge.detect",
     "SupportedProperties": "variant_bridge.translate.supported",
     "supported_properties": "variant_bridge.translate",
@@ -37,22 +42,37 @@ _ENTRY_POINTS = {
     "to_conda_specs": "variant_bridge.translate",
     "read_conda_specs": "variant_bridge.translate",
     "TargetPython": "variant_bridge.platform_tags",
+    "SourceSpec": "variant_bridge.jobs.specs",
+    "EnvironmentSpec": "variant_bridge.jobs.specs",
+    "FetchSpec": "variant_bridge.jobs.specs",
+    "Reporter": "variant_bridge.jobs.specs",
+    "Target": "variant_bridge.jobs.target",
+    "Context": "variant_bridge.jobs.context",
+    "Sources": "variant_bridge.jobs.context",
     "Downloads": "variant_bridge.indexes",
-    "open_sources": "variant_bridge.indexes",
     "Transport": "variant_bridge.indexes",
-    "Target": "variant_bridge.jobs.select",
     "parse_requests": "variant_bridge.jobs.select",
     "select": "variant_bridge.jobs.select",
+    "prepare_install": "variant_bridge.jobs.install",
+    "run_install": "variant_bridge.jobs.install",
     "ExportRequest": "variant_bridge.jobs.export",
-    "ExportSource": "variant_bridge.jobs.export",
+    "ExportOutput": "variant_bridge.jobs.export",
     "prepare_export": "variant_bridge.jobs.export",
+    "run_export": "variant_bridge.jobs.export",
 }
 
 __all__ = [
+    "Context",
     "Downloads",
     "Environment",
+    "EnvironmentSpec",
+    "ExportOutput",
     "ExportRequest",
-    "ExportSource",
+    "FetchSpec",
+    "Reporter",
+    "Source",
+    "SourceSpec",
+    "Sources",
     "SupportedProperties",
     "Target",
     "TargetPython",
@@ -60,13 +80,16 @@ __all__ = [
     "VariantBridgeError",
     "VariantDescription",
     "VariantProperty",
+    "VirtualPackage",
     "__version__",
     "detect_environment",
     "explain_unsupported",
-    "open_sources",
     "parse_requests",
     "prepare_export",
+    "prepare_install",
     "read_conda_specs",
+    "run_export",
+    "run_install",
     "select",
     "supported_properties",
     "to_conda_specs",
@@ -74,11 +97,20 @@ __all__ = [
 
 if TYPE_CHECKING:
     from variant_bridge.detect import detect_environment
-    from variant_bridge.environment import Environment
+    from variant_bridge.environment import Environment, Source, VirtualPackage
     from variant_bridge.errors import VariantBridgeError
-    from variant_bridge.indexes import Downloads, Transport, open_sources
-    from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
-    from variant_bridge.jobs.select import Target, parse_requests, select
+    from variant_bridge.indexes import Downloads, Transport
+    from variant_bridge.jobs.context import Context, Sources
+    from variant_bridge.jobs.export import (
+        ExportOutput,
+        ExportRequest,
+        prepare_export,
+        run_export,
+    )
+    from variant_bridge.jobs.install import prepare_install, run_install
+    from variant_bridge.jobs.select import parse_requests, select
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, Reporter, SourceSpec
+    from variant_bridge.jobs.target import Target
     from variant_bridge.platform_tags import TargetPython
     from variant_bridge.properties import VariantDescription, VariantProperty
     from variant_bridge.translate import (

@@ -13,8 +13,9 @@ then ``__post_init__``), the same ``repr`` text, equality and hash over the comp
 A class's first instances are built by a generic ``__init__`` (about 0.2 us more per object);
 its 50th compiles the ``__init__`` dataclasses would have written, so a class built in a hot loop
 builds as fast as a dataclass, and one built a few times never compiles anything. Equality and
-hash stay generic (``operator.attrgetter`` tuples, within ~0.1 us of the generated ones); the
-classes whose comparisons are the hot path (properties, ordered) stay ``@dataclass``.
+hash stay generic (``operator.attrgetter`` tuples, within ~0.1 us of the generated ones); a
+class whose comparisons are the hot path writes them out itself (``properties``: ordered too), and
+a method the class defines is kept.
 ``bench/bench_translate.py``, ``bench/bench_rank.py`` and ``bench/bench_select.py`` measure the
 paths that build these. (Until it compiles, ``inspect.signature`` of the class reads
 ``(*args, **kwargs)``; a class without a docstring gets the signature text dataclasses writes.)

@@ -26,11 +26,20 @@ from variant_bridge.properties import (
     VariantFeature,
     VariantProperty,
 )
-from variant_bridge.release import X86_64, CondaBuild, CudaVersion, WheelSide, parse_cuda
+from variant_bridge.release import (
+    X86_64,
+    CondaBuild,
+    CudaVersion,
+    WheelSide,
+    WheelVariant,
+    parse_cuda,
+    python_key,
+)
 
 __all__ = [
     "LOWER_BOUND_POLICIES",
     "MAPPED_KEYS",
+    "MAX_BUILDS",
     "PROVIDER_CHOICES",
     "LowerBoundPolicy",
     "Matrix",
@@ -40,6 +49,8 @@ __all__ = [
     "matrix_from_conda",
     "matrix_from_wheels",
     "matrix_table",
+    "toolkit_notes",
+    "toolkit_problems",
 ]
 
 LowerBoundPolicy = Literal["toolkit", "major"]
@@ -53,9 +64,15 @@ MAPPED_KEYS = (
     "microarch_level",
     "python",
     "cuda_archs",
+    "cuda_arch_constraint",
     "target_platform",
 )
-"""Conda variant keys the matrix reads into its columns (the rest pass through)."""
+"""Conda variant keys the matrix reads into its columns or writes from them (the rest pass
+through)."""
+
+MAX_BUILDS = 64
+"""The most builds one matrix holds: a variant configuration that multiplies to more is a global
+pinning (conda-forge-pinning: 480 CPU builds), not one package's matrix."""
 
 PRIORITY_NAMESPACE = "priority"
 PRIORITY_FEATURE = "order"
@@ -106,6 +123,8 @@ class MatrixBuild:
     """Python versions of this build, when they differ from the matrix's."""
     conda: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     """Other conda variant keys of this build (passed through)."""
+    where: str = field(default="", compare=False, hash=False)
+    """Where the row was read (``pyproject.toml build 3``, a conda file), for messages."""
 
     @property
     def is_null(self) -> bool:
@@ -170,6 +189,8 @@ class Matrix:
     conda: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     """Conda variant keys the same for every build (passed through)."""
     source: str = "matrix"
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What a derived matrix left out or could not check, in words."""
 
     def build(self, label: str) -> MatrixBuild | None:
         return next((b for b in self.builds if b.label == label), None)
@@ -216,8 +237,15 @@ class Matrix:
         )
         return matrix.checked()
 
-    def checked(self) -> Matrix:
-        """:raises ReleaseInputError: a label used twice, or builds conda cannot tell apart."""
+    def checked(self, tables: MappingTables | None = None) -> Matrix:
+        """The matrix, once its rows can be built and told apart.
+
+        :raises ReleaseInputError: a label used twice, builds conda cannot tell apart, or a row
+            the toolkit table rules out (an SM target its nvcc does not compile, a glibc below
+            its CUDA major's floor), naming the row.
+        """
+        for problem in toolkit_problems(self, tables):
+            raise ReleaseInputError(problem)
         seen: dict[str, int] = {}
         shapes: dict[tuple[object, ...], str] = {}
         for i, build in enumerate(self.builds):
@@ -243,6 +271,56 @@ class Matrix:
         return self
 
 
+def _row_name(matrix: Matrix, index: int) -> str:
+    build = matrix.builds[index]
+    return f"{build.where or f'{matrix.source} build {index + 1}'} ({build.label})"
+
+
+def toolkit_problems(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
+    """Rows the toolkit table (``toolkits.yaml``) rules out, one line each naming the row: SM
+    targets nvcc of the row's CUDA does not compile, a glibc below the CUDA major's floor."""
+    table = (tables or load_tables()).toolkits
+    problems = []
+    for i, build in enumerate(matrix.builds):
+        if build.cuda is None:
+            continue
+        cuda = build.cuda
+        row = table.nvcc_for(cuda.major, cuda.minor or 0)
+        if row is not None and build.archs:
+            bad = ArchSet(
+                frozenset(
+                    t for t in build.archs.targets if not row.compiles(t.major, t.minor, t.suffix)
+                )
+            )
+            if bad:
+                first, last = row.compute[0], row.compute[-1]
+                problems.append(
+                    f"{_row_name(matrix, i)}: nvcc {cuda} cannot compile {bad} (it compiles "
+                    f"compute capabilities {first[0]}.{first[1]} to {last[0]}.{last[1]}; "
+                    "toolkits.yaml)"
+                )
+        floor = table.glibc_floor(cuda.major)
+        if floor is not None and build.glibc is not None and build.glibc < floor:
+            problems.append(
+                f"{_row_name(matrix, i)}: CUDA {cuda.major} needs glibc >={floor[0]}.{floor[1]}, "
+                f"not {build.glibc[0]}.{build.glibc[1]} (toolkits.yaml)"
+            )
+    return problems
+
+
+def toolkit_notes(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
+    """CUDA versions of the matrix the toolkit table knows nothing of (not checked)."""
+    table = (tables or load_tables()).toolkits
+    unknown = sorted(
+        {b.cuda for b in matrix.builds if b.cuda is not None and b.archs
+         and table.nvcc_for(b.cuda.major, b.cuda.minor or 0) is None},
+        key=lambda v: v.key,
+    )  # fmt: skip
+    return [
+        f"no nvcc facts for CUDA {v} in toolkits.yaml: its SM list is not checked" for v in unknown
+    ]
+
+
 def _text(value: object, where: str, key: str) -> str | None:
     if value is None:
         return None
@@ -261,10 +339,10 @@ def _pythons(value: object, where: str) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     out = []
     for item in items:
-        if not re.fullmatch(r"3\.[0-9]{1,2}(?:\.\*)?(?:\s+\S+)?", str(item)):
+        if not re.fullmatch(r"3\.[0-9]{1,2}t?|3\.[0-9]{1,2}(?:\.\*)?(?:\s+\S+)?", str(item)):
             raise ReleaseInputError(
-                f"{where}: python {quote(str(item))} is no version like 3.12 (or a conda "
-                "python variant like '3.12.* *_cpython')"
+                f"{where}: python {quote(str(item))} is no version like 3.12 or 3.13t "
+                "(free-threaded), or a conda python variant like '3.12.* *_cpython'"
             )
         out.append(str(item))
     return tuple(out)
@@ -318,6 +396,7 @@ def _row(row: object, where: str, lower: LowerBoundPolicy) -> MatrixBuild:
         _int(priority, where, "priority")
     build = MatrixBuild(
         label="",
+        where=where,
         cuda=cuda,
         driver=driver,
         archs=archs,
@@ -389,6 +468,13 @@ def matrix_from_conda(
     does not read kept as they are (those the same everywhere at the matrix level)."""
     if not builds:
         raise ReleaseInputError(f"{source}: no conda builds")
+    if len(builds) > MAX_BUILDS:
+        raise ReleaseInputError(
+            f"{source}: {len(builds)} conda builds: more than one package's matrix "
+            f"(at most {MAX_BUILDS}); a global pinning such as conda-forge-pinning's "
+            "conda_build_config.yaml multiplies every key it pins: read its CUDA axis with "
+            "--from-pinning"
+        )
     extras = _filled([{k: v for k, v in b.variant.items() if k not in MAPPED_KEYS} for b in builds])
     common = {k: v for k, v in extras[0].items() if all(e.get(k) == v for e in extras)}
     pythons = {b.python_specs for b in builds}
@@ -400,6 +486,7 @@ def matrix_from_conda(
             driver = build.cuda if lower_bound == "toolkit" else CudaVersion(build.cuda.major, 0)
         row = MatrixBuild(
             label="",
+            where=build.where,
             cuda=build.cuda,
             driver=driver,
             archs=build.archs if build.cuda is not None else None,
@@ -427,28 +514,42 @@ def matrix_from_conda(
     ).checked()
 
 
+def _unmapped_note(variants: Sequence[WheelVariant], known: set[str]) -> str:
+    spaces = sorted({ns for v in variants for ns in v.description.namespaces} - known)
+    shown = ", ".join(v.label for v in variants)
+    return (
+        f"variants {shown} are not in the matrix: it has no column for namespace"
+        f"{'s' if len(spaces) > 1 else ''} {', '.join(spaces)} (their wheels stay as they are; "
+        "their conda builds are not generated)"
+    )
+
+
 def matrix_from_wheels(
     side: WheelSide, *, tables: MappingTables | None = None, platform: str = "linux-64"
 ) -> Matrix:
     """The matrix a wheel side ships: one row per variant whose namespaces the matrix has
-    columns for (NVIDIA, x86-64, the static priority); other variants are left out.
+    columns for (NVIDIA, x86-64, the static priority); every other variant (ROCm, XPU) is
+    named in :attr:`Matrix.notes`, never dropped silently.
 
     :raises ReleaseInputError: no variant the matrix can describe.
     """
     tables = tables or load_tables()
     known = {tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE}
     rows = []
+    unmapped = []
     for variant in side.variants:
         if set(variant.description.namespaces) - known:
+            unmapped.append(variant)
             continue
         claim = variant.claim(tables)
         priority_values = variant.description.values(
             VariantFeature(PRIORITY_NAMESPACE, PRIORITY_FEATURE)
         )
-        if claim is not None and claim.cuda.minor is None:
+        if claim is not None and (claim.cuda.minor is None or claim.per_major):
             raise ReleaseInputError(
-                f"{', '.join(side.sources)}: variant {variant.label!r}: its CUDA toolkit is known "
-                f"only as CUDA {claim.cuda} ({claim.text}); a conda build needs the minor"
+                f"{', '.join(side.sources)}: variant {variant.label!r}: its CUDA toolkit is "
+                f"{claim} ({claim.text}); a conda build needs one minor: declare the matrix "
+                "with the minors you build"
             )
         archs = variant.archs(tables) if claim is not None else None
         glibc = variant.glibc(platform)
@@ -456,6 +557,7 @@ def matrix_from_wheels(
         rows.append(
             MatrixBuild(
                 label=variant.label,
+                where=f"variant {variant.label}",
                 cuda=claim.cuda if claim is not None else None,
                 driver=variant.lower_bound(tables),
                 archs=archs or None,
@@ -464,18 +566,21 @@ def matrix_from_wheels(
                 priority=int(priority_values[0])
                 if priority_values and priority_values[0].isdigit()
                 else None,
-                python=tuple(sorted(python - {"any"})) if python else (),
+                python=tuple(sorted(python - {"any"}, key=python_key)) if python else (),
             )
         )
+    source = ", ".join(side.sources)
     if not rows:
-        raise ReleaseInputError(f"{', '.join(side.sources)}: no variant the matrix can describe")
+        note = f"; {_unmapped_note(unmapped, known)}" if unmapped else ""
+        raise ReleaseInputError(f"{source}: no variant the matrix can describe{note}")
     return Matrix(
         tuple(rows),
         name=side.project,
         version=side.version,
         platform=platform,
-        source=", ".join(side.sources),
-    )
+        source=source,
+        notes=(_unmapped_note(unmapped, known),) if unmapped else (),
+    ).checked(tables)
 
 
 def _row_table(build: MatrixBuild, matrix: Matrix) -> dict[str, Any]:

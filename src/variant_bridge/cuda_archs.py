@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from variant_bridge.errors import InvalidArchList, quote
 
-__all__ = ["ArchKind", "ArchLists", "ArchSet", "CudaArch", "parse_arch_list"]
+__all__ = ["ArchKind", "ArchListKey", "ArchLists", "ArchSet", "CudaArch", "parse_arch_list"]
 
 
 class ArchKind(enum.Enum):
@@ -179,39 +179,107 @@ class ArchSet:
 
 
 _CUDA_KEY = re.compile(r"[1-9][0-9]?(?:\.[0-9]{1,2})?")
+_PLATFORM = re.compile(r"[a-z0-9]+-[a-z0-9_]+")
+_VARIANT_KEY = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^\s=,:]+)")
+_EXPECTED_KEY = (
+    "expected [PLATFORM,KEY=VALUE:][CUDA=]LIST like '12.9=8.0;9.0+PTX', '13=80-real;90', "
+    "'linux-aarch64:12.9=8.7;9.0' or 'arm_variant_type=tegra:12.9=8.7;10.1+PTX'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchListKey:
+    """Which conda builds one ``--arch-list`` applies to: a platform (``linux-aarch64``), variant
+    keys (``arm_variant_type=tegra``), a CUDA version or major; each part optional."""
+
+    platform: str | None = None
+    keys: tuple[tuple[str, str], ...] = ()
+    cuda: str = ""
+    """``12.9``, ``13`` or ``""`` (any)."""
+
+    def matches(self, cuda: str, platform: str, variant: Mapping[str, str]) -> bool:
+        if self.platform is not None and self.platform != platform:
+            return False
+        if any(variant.get(k) != v for k, v in self.keys):
+            return False
+        return self.cuda in ("", cuda, cuda.split(".", maxsplit=1)[0])
+
+    @property
+    def specificity(self) -> tuple[int, int]:
+        """Selector items first, then the CUDA key: minor over major over any."""
+        selector = (self.platform is not None) + len(self.keys)
+        return selector, (2 if "." in self.cuda else 1 if self.cuda else 0)
+
+    def __str__(self) -> str:
+        selector = ",".join([*([self.platform] if self.platform else []),
+                             *(f"{k}={v}" for k, v in self.keys)])  # fmt: skip
+        return f"{selector}:{self.cuda}" if selector else self.cuda
+
+
+def _list_key(item: str, option: str) -> tuple[ArchListKey, str]:
+    head, colon, rest = item.rpartition(":") if ":" in item else ("", "", item)
+    cuda, sep, text = rest.partition("=")
+    if not sep:
+        cuda, text = "", rest
+    cuda = cuda.strip()
+    if cuda and not _CUDA_KEY.fullmatch(cuda):
+        raise InvalidArchList(
+            f"{option} {quote(item)}: {quote(cuda)} is no CUDA version; {_EXPECTED_KEY}"
+        )
+    platform: str | None = None
+    keys: list[tuple[str, str]] = []
+    for part in (p.strip() for p in head.split(",")) if colon else ():
+        match = _VARIANT_KEY.fullmatch(part)
+        if match is not None:
+            keys.append((match["key"], match["value"]))
+        elif _PLATFORM.fullmatch(part) and platform is None:
+            platform = part
+        else:
+            raise InvalidArchList(
+                f"{option} {quote(item)}: {quote(part)} is no platform or KEY=VALUE; "
+                + _EXPECTED_KEY
+            )
+    return ArchListKey(platform, tuple(sorted(keys)), cuda), text
 
 
 @dataclass(frozen=True, slots=True)
 class ArchLists:
     """Architecture lists given per CUDA version (``--arch-list 12.9=LIST``), per major
-    (``13=LIST``) or for every CUDA build (``LIST``)."""
+    (``13=LIST``) or for every CUDA build (``LIST``), optionally for one platform or the builds
+    with some variant keys only (``linux-aarch64,arm_variant_type=tegra:12.9=LIST``)."""
 
-    lists: tuple[tuple[str, ArchSet], ...] = ()
-    """``(key, targets)``; the key is ``12.9``, ``13`` or ``""`` (any)."""
+    lists: tuple[tuple[ArchListKey, ArchSet], ...] = ()
 
     @classmethod
     def parse(cls, items: Iterable[str], *, option: str = "--arch-list") -> ArchLists:
         """:raises InvalidArchList: a malformed key, list or a key given twice."""
-        lists: dict[str, ArchSet] = {}
+        lists: dict[ArchListKey, ArchSet] = {}
         for item in items:
-            key, sep, text = item.partition("=")
-            if not sep:
-                key, text = "", item
-            key = key.strip()
-            if key and not _CUDA_KEY.fullmatch(key):
-                raise InvalidArchList(
-                    f"{option} {quote(item)}: {quote(key)} is no CUDA version; expected "
-                    "CUDA=LIST like '12.9=8.0;9.0+PTX', '13=80-real;90' or a LIST for every build"
-                )
+            key, text = _list_key(item, option)
             if key in lists:
-                raise InvalidArchList(f"{option}: CUDA {key or '(any)'} given twice")
-            lists[key] = parse_arch_list(text, where=f"{option} {key or ''}".rstrip())
+                raise InvalidArchList(f"{option} {str(key) or '(any CUDA)'} given twice")
+            where = f"{option} {key}".rstrip()
+            lists[key] = parse_arch_list(text, where=where)
         return cls(tuple(lists.items()))
 
-    def find(self, cuda: str) -> tuple[str, ArchSet] | None:
-        """The list for CUDA ``major.minor`` *cuda*: its own, its major's, else the default."""
-        found = dict(self.lists)
-        for key in (cuda, cuda.split(".", maxsplit=1)[0], ""):
-            if key in found:
-                return key, found[key]
-        return None
+    def find(
+        self, cuda: str, *, platform: str = "linux-64", variant: Mapping[str, str] = {}
+    ) -> tuple[str, ArchSet] | None:
+        """The list for a build of CUDA ``major.minor`` *cuda* on *platform* with *variant*'s
+        keys: the most specific that applies (selector, then CUDA version over major over any);
+        ``None`` when none does.
+
+        :raises InvalidArchList: two lists apply equally (``linux-aarch64:12.9=`` and
+            ``arm_variant_type=tegra:12.9=`` to a tegra build).
+        """
+        found = [(k, a) for k, a in self.lists if k.matches(cuda, platform, variant)]
+        if not found:
+            return None
+        best = max(k.specificity for k, _ in found)
+        top = [(k, a) for k, a in found if k.specificity == best]
+        if len(top) > 1:
+            raise InvalidArchList(
+                f"--arch-list {top[0][0]} and {top[1][0]} both apply to the CUDA {cuda} build "
+                f"for {platform}; make one more specific"
+            )
+        return str(top[0][0]), top[0][1]

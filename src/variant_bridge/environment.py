@@ -22,6 +22,7 @@ __all__ = [
     "CUDA_POLICIES",
     "CondaRecord",
     "CudaPolicy",
+    "DeclaredFeature",
     "Environment",
     "PythonDistribution",
     "Source",
@@ -46,6 +47,11 @@ class SourceKind(enum.Enum):
     PLATFORM_DEFAULT = "platform default"
     FROM_CONDA = "--from-conda"
     """Conda specs given to ``translate --from-conda``."""
+    SUPPLIED = "supplied"
+    """This machine's fact as a host application supplies it (a conda plugin: conda's own
+    virtual packages) instead of variant-bridge's detection."""
+    PROVIDER = "provider"
+    """An installed variant provider's answer (``variable`` names its plugin)."""
 
 
 @value
@@ -57,6 +63,7 @@ class Source:
 
     kind: SourceKind
     variable: str | None = None
+    """The variable of an override; the host that supplied a supplied fact."""
 
     DETECTED: ClassVar[Source]
     TARGET: ClassVar[Source]
@@ -69,6 +76,11 @@ class Source:
     def override(cls, variable: str) -> Source:
         """A fact set by the environment variable *variable* (``CONDA_OVERRIDE_CUDA``)."""
         return cls(SourceKind.OVERRIDE, variable)
+
+    @classmethod
+    def supplied(cls, by: str) -> Source:
+        """A fact of this machine that the host *by* (``conda``) supplied."""
+        return cls(SourceKind.SUPPLIED, by)
 
     @property
     def declared(self) -> bool:
@@ -111,6 +123,21 @@ class Toolkit:
 
     def __str__(self) -> str:
         return f"{self.package}={self.version}"
+
+
+@value
+class DeclaredFeature:
+    """Values of a variant feature that no conda package describes (Intel's ``device_ip``),
+    taken as declared or as the installed provider answers them: never translated."""
+
+    namespace: str
+    feature: str
+    values: tuple[str, ...]
+    """Most preferred first."""
+    source: Source
+
+    def __str__(self) -> str:
+        return f"{self.namespace} :: {self.feature} :: {', '.join(self.values)}"
 
 
 @value
@@ -193,6 +220,23 @@ class Environment:
     conda_variants: tuple[PythonDistribution, ...] = ()
     """Variant wheels installed as conda packages (``variant-bridge convert``): conda packages,
     listed for what they are, never exported as wheels."""
+    lockfile: str | None = None
+    """The pixi.lock that was read, as a path."""
+    lock_environment: str | None = None
+    """The pixi.lock environment read, as named (``None``: ``default``)."""
+    rocm: Toolkit | None = None
+    """The ROCm runtime: ``rocm-core`` in the prefix or lock, ``--target rocm_version``, the AMD
+    provider's variable, or this machine's ROCm (``/opt/rocm/.info/version``)."""
+    gpus: tuple[VirtualPackage, ...] = ()
+    """Each GPU of a machine with several, as the GPU virtual package it alone would give
+    (``__cuda_arch=8.0`` and ``__cuda_arch=9.0``); the one conda sees is in
+    :attr:`virtual_packages`. Empty when one GPU (or none) is known."""
+    declared_features: tuple[DeclaredFeature, ...] = ()
+    """Features with no conda counterpart, as declared or as their provider answers."""
+
+    def gpus_of(self, name: str) -> tuple[VirtualPackage, ...]:
+        """The GPUs known for virtual package *name* (``__cuda_arch``), or ``()``."""
+        return tuple(vp for vp in self.gpus if vp.name == name)
 
     def virtual_package(self, name: str) -> VirtualPackage | None:
         """The virtual package called *name* (``__cuda``), or ``None`` when absent."""

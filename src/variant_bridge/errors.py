@@ -28,6 +28,7 @@ __all__ = [
     "SelectionError",
     "SolveError",
     "TruncatedRead",
+    "UnsafeArchive",
     "UnverifiedFile",
     "VariantBridgeError",
     "VariantMismatch",
@@ -145,6 +146,12 @@ class HashMismatch(VariantBridgeError, ValueError):
     def __init__(self, source: str, expected: str, actual: str) -> None:
         super().__init__(f"{source}: expected sha256 {expected}, got {actual}")
         self.source, self.expected, self.actual = source, expected, actual
+
+
+class UnsafeArchive(VariantBridgeError, ValueError):
+    """An archive (a wheel, a conda package) names a path outside its root (``..``, an absolute
+    path, a link that leaves it) or exceeds a documented cap (members, size, compression
+    ratio, entry points); refused before anything of it is written (docs/security.md)."""
 
 
 class InvalidArchList(VariantBridgeError, ValueError):

@@ -316,6 +316,22 @@ class Dependency:
         """The requirement without its marker, as written (``nvidia-cublas==12.8.4.1``)."""
         return str(self.requirement)
 
+    @property
+    def marker_extras(self) -> frozenset[str]:
+        """The extras its marker compares ``extra`` with (``extra == 'cuda'``): the line may
+        apply when one of them was installed, which an installed distribution does not record."""
+        found: set[str] = set()
+        nodes: list[_Node] = [self.marker] if self.marker is not None else []
+        while nodes:
+            node = nodes.pop()
+            if isinstance(node, _BoolOp):
+                nodes.extend(node.items)
+                continue
+            sides = node.sides
+            if any(isinstance(s, _Var) and s.name == "extra" for s in sides):
+                found.update(s.value for s in sides if isinstance(s, _Str))
+        return frozenset(found)
+
     def applies(self, environment: Mapping[str, str], values: VariantValues) -> bool:
         """Whether the line applies to the target *environment* and the variant *values*.
 
@@ -423,10 +439,10 @@ def target_environment(
     if python.implementation == "cpython":
         values["implementation_name"] = "cpython"
         values["platform_python_implementation"] = "CPython"
-    if python.version.count(".") >= 2:
-        values["python_full_version"] = python.version
+    if len(python.version.release) >= 3:
+        values["python_full_version"] = str(python.version)
         if python.implementation == "cpython":
-            values["implementation_version"] = python.version
+            values["implementation_version"] = str(python.version)
     return values
 
 

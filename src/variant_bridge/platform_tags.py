@@ -9,17 +9,22 @@ architecture, and the legacy manylinux names, are the mapping tables' ``platform
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
+from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment
+from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, PlatformTable, load_tables
 
 __all__ = [
     "CondaPlatform",
+    "PythonSource",
     "TargetPython",
     "conda_platform",
     "platform_tags",
@@ -28,31 +33,63 @@ __all__ = [
 ]
 
 
+class PythonSource(enum.Enum):
+    """Where the target interpreter came from; the value is how output names it."""
+
+    OPTION = "--python"
+    """Given: a version (tags only) or an interpreter, probed."""
+    PREFIX = "prefix"
+    """The prefix's own interpreter (``bin/python``)."""
+    ENVIRONMENT = "environment"
+    """The version the prefix's records or the pixi.lock name, or ``--target python=``: no
+    interpreter to run."""
+    RUNNING = "running"
+    """The interpreter variant-bridge runs on: a fact of this machine (``--strict`` refuses it)."""
+
+
 @value
 class TargetPython:
     """The target interpreter.
 
-    :param version: ``major.minor[.micro]``.
+    :param version: its version, parsed once (:meth:`parse` from text).
     :param executable: the interpreter to install into; ``None`` when only its version is known
         (a pixi.lock, ``--python 3.12``).
     :param abiflags: ``t`` for a free-threaded CPython.
-    :param source: where it came from: ``--python``, ``prefix``, ``pixi.lock``, ``running``.
+    :param source: where it came from (control flow reads this kind).
+    :param origin: how output names where it came from when that says more than *source*
+        (the lock read, ``PREFIX has no bin/python``).
     """
 
-    version: str
+    version: Version
     executable: str | None = None
     implementation: str = "cpython"
     abiflags: str = ""
-    source: str = "running"
+    source: PythonSource = PythonSource.RUNNING
+    origin: str = ""
+
+    @classmethod
+    def parse(cls, text: str, **kwargs: Any) -> TargetPython:
+        """A target whose version is *text* (``3.12``, ``3.12.4``); *kwargs* as the fields.
+
+        :raises InvalidTarget: *text* is not a Python version.
+        """
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            raise InvalidTarget(
+                f"invalid Python version {quote(text)}: expected e.g. '3.12' or '3.12.4'"
+            ) from None
+        return cls(version, **kwargs)
 
     @property
     def major_minor(self) -> tuple[int, int]:
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        release = (*self.version.release, 0)
+        return release[0], release[1]
 
     def __str__(self) -> str:
         where = f" at {self.executable}" if self.executable else ""
-        return f"Python {self.version}{self.abiflags}{where} ({self.source})"
+        said = self.origin or self.source.value
+        return f"Python {self.version}{self.abiflags}{where} ({said})"
 
 
 def _linux_platforms(arch: str, env: Environment, table: PlatformTable) -> Iterator[str]:

@@ -200,6 +200,32 @@ class _Axes:
     drivers: tuple[Version | None, ...]
     toolkits: tuple[Version | None, ...]
     cpus: tuple[str | None, ...]
+    amd: tuple[_AmdGpu | None, ...] = (None,)
+    """AMD machines: ``(__amdgpu_arch, ROCm runtime or None)`` for each declared gfx name (no
+    runtime: every ROCm version is supported) and each declared ROCm version."""
+
+
+_AmdGpu = tuple[str, "str | None"]
+
+
+def _amd_axis(
+    variants: Sequence[VariantDescription], tables: MappingTables
+) -> tuple[_AmdGpu | None, ...]:
+    from variant_bridge.gfx_archs import isa_of, isa_text
+
+    amd = tables.amd
+    values: dict[str, list[str]] = {"gfx_arch": [], "rocm_version": []}
+    for v in variants:
+        for p in v.properties:
+            if p.namespace == amd.namespace and p.feature in values:
+                values[p.feature].append(p.value)
+    isas = [
+        isa_text(i) for g in dict.fromkeys(values["gfx_arch"]) if (i := isa_of(g, amd.gfx_prefix))
+    ]
+    if not isas:
+        return (None,)
+    runtimes = sorted(set(values["rocm_version"]))
+    return (None, *((isa, None) for isa in isas), *((isas[0], r) for r in runtimes))
 
 
 def _axes(
@@ -222,7 +248,7 @@ def _axes(
         from variant_bridge.translate.microarchitectures import profiles
 
         cpus = (None, *sorted(profiles(cpu_table)))
-    return _Axes(drivers, kits, cpus)
+    return _Axes(drivers, kits, cpus, _amd_axis(variants, tables))
 
 
 def _cpu_table(platform: str, tables: MappingTables) -> CpuTable | None:
@@ -238,8 +264,15 @@ def _environment(
     toolkit: Version | None,
     arch: Version | None,
     cpu: str | None,
+    *,
+    amd: _AmdGpu | None = None,
 ) -> Environment:
     packages = []
+    rocm = None
+    if amd is not None:
+        packages.append(VirtualPackage("__amdgpu", "0", source=_DECLARED))
+        packages.append(VirtualPackage("__amdgpu_arch", amd[0], source=_DECLARED))
+        rocm = Toolkit("rocm", amd[1], _DECLARED) if amd[1] is not None else None
     if driver is not None:
         packages.append(VirtualPackage("__cuda", cuda.fmt(driver), source=_DECLARED))
         if arch is not None:
@@ -247,7 +280,9 @@ def _environment(
     if cpu is not None:
         packages.append(VirtualPackage("__archspec", "1", cpu, source=_DECLARED))
     kit = Toolkit("cuda-version", cuda.fmt(toolkit), _DECLARED) if toolkit is not None else None
-    return Environment(platform, tuple(packages), kit, origin="representative environment")
+    return Environment(
+        platform, tuple(packages), kit, origin="representative environment", rocm=rocm
+    )
 
 
 class _Votes:
@@ -294,10 +329,12 @@ def _supported(
     toolkit: Version | None,
     arch: Version | None,
     cpu: str | None,
+    *,
+    amd: _AmdGpu | None = None,
 ) -> SupportedProperties:
     """A representative machine's supported properties (a pure function of these facts and the
     process's tables: releases indexed together ask for the same machines)."""
-    return supported_properties(_environment(platform, driver, toolkit, arch, cpu))
+    return supported_properties(_environment(platform, driver, toolkit, arch, cpu, amd=amd))
 
 
 def _ranked(
@@ -315,10 +352,13 @@ def _votes(
     priorities: Priorities,
 ) -> _Votes:
     votes = _Votes()
-    for arch, driver, kit, cpu in itertools.product(arches, axes.drivers, axes.toolkits, axes.cpus):
+    for arch, driver, kit, cpu, amd in itertools.product(
+        arches, axes.drivers, axes.toolkits, axes.cpus, axes.amd
+    ):
         if kit is not None and (driver is None or kit[0] > driver[0]):
             continue  # conda's cuda-version X.Y constrains __cuda >=X
-        votes.add(_ranked(members, _supported(platform, driver, kit, arch, cpu), priorities))
+        supported = _supported(platform, driver, kit, arch, cpu, amd=amd)
+        votes.add(_ranked(members, supported, priorities))
     return votes
 
 

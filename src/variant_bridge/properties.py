@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from variant_bridge._values import value
 from variant_bridge.errors import InvalidProperty, quote
 
 __all__ = [
@@ -82,7 +83,12 @@ def validate_label(label: str) -> str:
     return label
 
 
-@dataclass(frozen=True, slots=True, order=True)
+# The two ordered values below are @value classes (defined without generated code: start-up)
+# whose comparisons, the hot path of ranking and of building descriptions, are written out as
+# dataclasses would generate them: tuples of the fields, within one class.
+
+
+@value
 class VariantFeature:
     """A feature: the pair ``namespace :: feature``."""
 
@@ -92,6 +98,35 @@ class VariantFeature:
     def __post_init__(self) -> None:
         _check("namespace", self.namespace, NAMESPACE_RE)
         _check("feature name", self.feature, FEATURE_RE)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, VariantFeature)
+        return (self.namespace, self.feature) == (other.namespace, other.feature)
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.feature))
+
+    def __lt__(self, other: VariantFeature) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature) < (other.namespace, other.feature)
+
+    def __le__(self, other: VariantFeature) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature) <= (other.namespace, other.feature)
+
+    def __gt__(self, other: VariantFeature) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature) > (other.namespace, other.feature)
+
+    def __ge__(self, other: VariantFeature) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature) >= (other.namespace, other.feature)
 
     @classmethod
     def parse(cls, text: str) -> VariantFeature:
@@ -110,7 +145,7 @@ class VariantFeature:
         return f"<VariantFeature({str(self)!r})>"
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@value
 class VariantProperty:
     """One property, ``namespace :: feature :: value``; ordered as the spec sorts them."""
 
@@ -122,6 +157,45 @@ class VariantProperty:
         _check("namespace", self.namespace, NAMESPACE_RE)
         _check("feature name", self.feature, FEATURE_RE)
         _check("value", self.value, VALUE_RE)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, VariantProperty)
+        return (self.namespace, self.feature, self.value) == (
+            other.namespace, other.feature, other.value,
+        )  # fmt: skip
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.feature, self.value))
+
+    def __lt__(self, other: VariantProperty) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature, self.value) < (
+            other.namespace, other.feature, other.value,
+        )  # fmt: skip
+
+    def __le__(self, other: VariantProperty) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature, self.value) <= (
+            other.namespace, other.feature, other.value,
+        )  # fmt: skip
+
+    def __gt__(self, other: VariantProperty) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature, self.value) > (
+            other.namespace, other.feature, other.value,
+        )  # fmt: skip
+
+    def __ge__(self, other: VariantProperty) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.namespace, self.feature, self.value) >= (
+            other.namespace, other.feature, other.value,
+        )  # fmt: skip
 
     @classmethod
     def parse(cls, text: str) -> VariantProperty:
@@ -155,7 +229,7 @@ def _digest(properties: tuple[VariantProperty, ...]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_LENGTH]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class VariantDescription:
     """A variant: a label and its set of properties (sorted, no duplicates).
 

@@ -217,6 +217,8 @@ def _with_static(
         tuple(u for u in supported.unsupported if u[0] not in static.namespaces or u[0] in known),
         supported.notes,
         supported.policy,
+        supported.bases,
+        supported.every_gpu,
     ).merged(static)
 
 
@@ -339,6 +341,7 @@ class VariantRanker:
                 failures.append(self._failure(ns, name, props, info))
             else:
                 triples.append((info.namespace_index, info.feature_index, best))
+        failures += self._not_every_gpu(description)
         if failures:
             return Assessment(description, None, "; ".join(dict.fromkeys(failures)), ())
         triples.sort()
@@ -348,6 +351,23 @@ class VariantRanker:
             ", ".join(map(self._shown, triples)),
             tuple(matched),  # already sorted, as the description's properties are
         )
+
+    def _not_every_gpu(self, description: VariantDescription) -> list[str]:
+        """Why the variant lacks code for one of several declared GPUs (docs/clusters.md)."""
+        failures = []
+        for every in self.supported.every_gpu:
+            values = [
+                p.value
+                for p in description.properties
+                if (p.namespace, p.feature) == (every.namespace, every.feature)
+            ]
+            missing = every.missing(values) if values else ()
+            if missing:
+                failures.append(
+                    f"{every.namespace} :: {every.feature} :: {', '.join(values)} has no code for "
+                    f"{' and '.join(missing)}, and {every.declared} asks that every GPU runs it"
+                )
+        return failures
 
     def _shown(self, triple: _Triple) -> str:
         text = self._texts.get(triple)

@@ -6,13 +6,14 @@ them in the pure core. A :class:`CondaBuild` is one concrete conda variant (what
 is one label with its properties, its wheels' tags and, when the wheels' ``Requires-Dist`` were
 read, its CUDA toolkit evidence (:mod:`variant_bridge.translate.evidence`).
 
-Which CUDA toolkit a wheel was built with is a :class:`ToolkitClaim`: the pinned CUDA components
-when there are any, else what the label says (``cu128``, ``cuda12.8``), else the lower bound.
+Which CUDA toolkit a wheel was built with is the shared toolkit rule
+(:func:`~variant_bridge.translate.evidence.wheel_toolkit`): the pinned CUDA components when there
+are any, else what the label says by its publisher's convention (``cu128``, ``cuda12.8``; ``cu12``
+is any 12.x), else the lower bound.
 """
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,24 +24,28 @@ from variant_bridge.filenames import WheelFilename
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.platform_tags import conda_platform
 from variant_bridge.properties import VariantDescription, VariantFeature
-from variant_bridge.translate.evidence import CudaVersion, EvidenceKind, ToolkitEvidence
+from variant_bridge.translate.evidence import (
+    CudaVersion,
+    ToolkitBasis,
+    ToolkitEvidence,
+    WheelToolkit,
+    wheel_toolkit,
+)
 
 __all__ = [
-    "ClaimSource",
     "CondaBuild",
     "CondaSide",
     "CudaVersion",
-    "ToolkitClaim",
+    "ToolkitBasis",
     "WheelSide",
+    "WheelToolkit",
     "WheelVariant",
-    "label_cuda",
     "parse_cuda",
+    "python_key",
 ]
 
 X86_64 = "x86_64"
 """The CPU namespace whose generation is conda-forge's ``microarch_level``."""
-
-_LABEL_CUDA = re.compile(r"cu(?:da)?(?P<dotted>[1-9][0-9]?\.[0-9]{1,2})?(?P<packed>[1-9][0-9]*)?")
 
 
 def parse_cuda(text: str) -> CudaVersion | None:
@@ -51,40 +56,13 @@ def parse_cuda(text: str) -> CudaVersion | None:
     return CudaVersion(int(match[1]), int(match[2]) if match[2] is not None else None)
 
 
-def label_cuda(label: str) -> CudaVersion | None:
-    """What a label says of its CUDA toolkit: ``cu126`` / ``cuda12.6`` / ``cu126_v3`` -> 12.6,
-    ``cu13`` -> 13; ``None`` when it says nothing (``null``, ``xpu``, ``a1b2c3d4``)."""
-    head = re.split(r"[_-]", label, maxsplit=1)[0]
-    match = _LABEL_CUDA.fullmatch(head)
-    if match is None:
-        return None
-    if match["dotted"]:
-        return parse_cuda(match["dotted"])
-    packed = match["packed"]
-    if packed is None:
-        return None
-    if len(packed) <= 2:
-        return CudaVersion(int(packed))
-    if len(packed) == 3:  # cu118, cu126, cu130: two digits of major, one of minor
-        return CudaVersion(int(packed[:2]), int(packed[2]))
-    return None
-
-
-class ClaimSource(enum.Enum):
-    """Where a wheel variant's CUDA toolkit is read from; the value is how ``--json`` names it."""
-
-    PINS = "pinned-components"
-    LABEL = "label"
-    LOWER_BOUND = "lower-bound"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolkitClaim:
-    """The CUDA toolkit a wheel variant is taken to be built with, and why."""
-
-    cuda: CudaVersion
-    source: ClaimSource
-    text: str
+def python_key(version: str) -> tuple[int, ...]:
+    """Sort key of a Python version as both sides name them: ``3.13`` before ``3.13t`` (the
+    free-threaded build) before ``3.14``; ``any`` first."""
+    if version == "any":
+        return (0,)
+    free = version.endswith("t")
+    return (*(int(x) for x in version.removesuffix("t").split(".")), int(free))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,18 +90,28 @@ class CondaBuild:
     build_string: str | None = None
     python_specs: tuple[str, ...] = ()
     """The ``python`` variant values as written (``3.12.* *_cpython``)."""
+    family: tuple[tuple[str, str], ...] = ()
+    """Variant keys that make it a family of its own on its platform (``arm_variant_type:
+    tegra``, ``toolkits.yaml``); ``()`` for the family wheels are built for."""
 
     @property
     def is_cpu(self) -> bool:
         return self.cuda is None
 
     @property
+    def where_built(self) -> str:
+        """``linux-64``, ``linux-aarch64 arm_variant_type=tegra``: its platform and family."""
+        return " ".join([self.platform, *(f"{k}={v}" for k, v in self.family)])
+
+    @property
     def name(self) -> str:
-        """``CUDA 12.9``, ``CPU``, ``CUDA 12.9 x86-64-v3``, with the platform when not linux-64."""
+        """``CUDA 12.9``, ``CPU``, ``CUDA 12.9 x86-64-v3``, with the platform (and family) when
+        not linux-64."""
         text = "CPU" if self.cuda is None else f"CUDA {self.cuda}"
         if self.microarch_level is not None:
             text += f" x86-64-v{self.microarch_level}"
-        return text if self.platform == "linux-64" else f"{text} ({self.platform})"
+        where = self.where_built
+        return text if where == "linux-64" else f"{text} ({where})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,23 +178,32 @@ class WheelVariant:
         ]
         return min(levels) if levels else None
 
-    def claim(self, tables: MappingTables | None = None) -> ToolkitClaim | None:
-        """The toolkit it is taken to be built with: pins, else label, else lower bound."""
+    def claim(self, tables: MappingTables | None = None) -> WheelToolkit | None:
+        """The toolkit it is taken to be built with (the shared rule: pins, else the label by
+        its publisher's convention, else the lower bound); ``None`` for a variant without
+        NVIDIA properties."""
         if not self.uses_cuda(tables):
             return None
-        strongest = self.evidence.strongest if self.evidence is not None else None
-        if strongest is not None and strongest.kind is EvidenceKind.PINNED_COMPONENT:
-            return ToolkitClaim(strongest.cuda, ClaimSource.PINS, strongest.text)
-        said = label_cuda(self.label)
-        if said is not None and said.minor is not None:
-            return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
-        bound = self.lower_bound(tables)
-        if bound is not None and (said is None or said.major == bound.major):
-            text = f"declares cuda_version_lower_bound {bound}"
-            return ToolkitClaim(bound, ClaimSource.LOWER_BOUND, text)
-        if said is not None:  # ``cu12``: a major alone
-            return ToolkitClaim(said, ClaimSource.LABEL, f"its label {self.label!r} says {said}")
-        return None
+        return wheel_toolkit(self.description, self.evidence, tables=tables)
+
+    def platforms(self) -> frozenset[str] | None:
+        """The conda subdirs its wheels are for; ``None`` when any platform would do (no wheel
+        was read, or a wheel is for any platform)."""
+        found: set[str] = set()
+        for wheel in self.files:
+            for tag in wheel.platform_tag.split("."):
+                needs = conda_platform(tag)
+                if needs is None:
+                    continue
+                if not needs.subdirs:  # ``any``
+                    return None
+                found.update(needs.subdirs)
+        return frozenset(found) if self.files else None
+
+    def for_platform(self, platform: str) -> bool:
+        """Whether it has a wheel for conda subdir *platform* (yes when its wheels are unknown)."""
+        platforms = self.platforms()
+        return platforms is None or platform in platforms
 
     def glibc(self, platform: str) -> tuple[int, int] | None:
         """The lowest glibc its wheels for *platform* need; ``None`` when no wheel says."""
@@ -218,20 +215,31 @@ class WheelVariant:
                     floors.append(needs.version)
         return min(floors) if floors else None
 
-    def python(self) -> frozenset[str] | None:
-        """``3.12``, ... its wheels are for (``any`` for ``py3``/``abi3`` wheels); ``None`` with
-        no wheels."""
+    def python(self, platform: str | None = None) -> frozenset[str] | None:
+        """``3.12``, ``3.13t`` (free-threaded), ... its wheels (for *platform*, when given) are
+        for (``any`` for ``py3``/``abi3`` wheels); ``None`` with no wheels."""
         if not self.files:
             return None
         found: set[str] = set()
         for wheel in self.files:
+            if platform is not None and not _wheel_for(wheel, platform):
+                continue
             for tag in wheel.tags:
                 match = re.fullmatch(r"cp(?P<major>3)(?P<minor>[0-9]+)", tag.interpreter)
                 if match is None or tag.abi == "abi3":
                     found.add("any")
                 else:
-                    found.add(f"{match['major']}.{match['minor']}")
+                    free = "t" if tag.abi == f"{tag.interpreter}t" else ""
+                    found.add(f"{match['major']}.{match['minor']}{free}")
         return frozenset(found)
+
+
+def _wheel_for(wheel: WheelFilename, platform: str) -> bool:
+    for tag in wheel.platform_tag.split("."):
+        needs = conda_platform(tag)
+        if needs is not None and (not needs.subdirs or platform in needs.subdirs):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +248,9 @@ class WheelSide:
 
     :param files_known: the wheels themselves (or their filenames) were read, so tags (glibc,
         Python) are known; ``False`` for a ``variants.json`` alone.
+    :param unread: wheels whose core metadata was not read (an index offering neither PEP 658
+        files nor range requests, and whole downloads not allowed): their variants' toolkits
+        come from their properties and labels alone.
     """
 
     variants: tuple[WheelVariant, ...]
@@ -247,6 +258,7 @@ class WheelSide:
     project: str | None = None
     version: str | None = None
     files_known: bool = False
+    unread: tuple[str, ...] = ()
 
     def variant(self, label: str) -> WheelVariant | None:
         return next((v for v in self.variants if v.label == label), None)

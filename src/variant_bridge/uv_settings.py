@@ -202,6 +202,29 @@ def _cpu_notes(env: Environment) -> list[str]:
     ]
 
 
+def _gpu_notes(supported: SupportedProperties, tables: MappingTables) -> list[str]:
+    """What uv cannot do for AMD and Intel GPUs, nor for several declared GPUs."""
+    notes = [
+        (
+            f"uv 0.13.9 has no {namespace} provider (it skips the namespace as unsupported), "
+            f"so no variable can make it choose an {namespace} variant: it installs the null or "
+            f"non-variant wheel where `variant-bridge select` chooses one; install with "
+            "`variant-bridge install` instead"
+        )
+        for namespace in (tables.amd.namespace, tables.intel.namespace)
+        if any(f.namespace == namespace for f in supported.features)
+    ]
+    notes += [
+        (
+            f"uv cannot be told that every GPU of {every.declared} must run the wheel: it "
+            f"accepts a wheel with {every.feature} code for any one of them"
+        )
+        for every in supported.every_gpu
+        if every.namespace == tables.nvidia.namespace
+    ]
+    return notes
+
+
 def uv_settings(
     env: Environment,
     supported: SupportedProperties,
@@ -240,6 +263,7 @@ def uv_settings(
         )
         notes.extend(_cuda_notes(env, supported, driver, names))
     notes.extend(_cpu_notes(env))
+    notes.extend(_gpu_notes(supported, tables or load_tables()))
     variables = (*cuda_vars, (PREVIEW_VARIABLE, _preview_features(environ or {})))
     return UvSettings(variables, tuple(notes))
 

@@ -15,14 +15,17 @@ from collections.abc import Iterable
 from variant_bridge import _archspec
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.gfx_archs import ISA_SHAPE
 
 __all__ = [
+    "CONDA_BUILTIN",
     "KNOWN_PLATFORMS",
     "TOOLKIT_SHAPE",
     "VERSION_SHAPES",
     "VersionShape",
     "applies_to",
     "check_platform",
+    "conda_plugin",
     "did_you_mean",
     "impossible_toolkit",
     "microarchitecture_problem",
@@ -56,6 +59,27 @@ _OS_OF: dict[str, tuple[str, ...]] = {
     "__amdgpu": ("linux", "win"),
     "__amdgpu_arch": ("linux", "win"),
 }
+
+
+# The virtual packages stock conda provides itself: conda/plugins/virtual_packages/ at
+# conda 26.x (archspec.py, conda.py, cuda.py, linux.py: __unix, __linux and the libc family,
+# osx.py, windows.py, freebsd.py: __unix). Any other needs a plugin; a requirement on one makes
+# `conda env create` fail with PackagesNotFoundInChannelsError where that plugin is missing.
+CONDA_BUILTIN: frozenset[str] = frozenset(
+    {"__archspec", "__conda", "__cuda", "__glibc", "__linux", "__osx", "__unix", "__win"}
+)
+# The conda plugin that provides a virtual package stock conda lacks (conda-forge's blog, "CUDA
+# architecture detection", 2026-10-19: __cuda_arch comes from nvidia-virtual-packages).
+_CONDA_PLUGINS: dict[str, str] = {"__cuda_arch": "nvidia-virtual-packages"}
+
+
+def conda_plugin(name: str) -> str | None:
+    """The conda plugin a requirement on *name* needs: ``None`` for stock conda's own virtual
+    packages and for real packages; the plugin's name where known (``__cuda_arch``:
+    ``nvidia-virtual-packages``), else ``"a conda plugin"``."""
+    if not name.startswith("__") or name in CONDA_BUILTIN:
+        return None
+    return _CONDA_PLUGINS.get(name, "a conda plugin")
 
 
 def _version(components: str, digits: int = 4) -> re.Pattern[str]:
@@ -95,6 +119,11 @@ VERSION_SHAPES: dict[str, VersionShape] = {
     "__osx": VersionShape(_version("{0,2}"), "a macOS version like 13.0", "macOS"),
     "__win": VersionShape(
         _version("{0,3}", digits=9), "a Windows version like 10.0.22631", "Windows"
+    ),
+    # rattler: __amdgpu is presence only (always 0); __amdgpu_arch is the ISA, three decimals.
+    "__amdgpu": VersionShape(re.compile("0"), "0 (an AMD GPU is present)", "AMD GPU"),
+    "__amdgpu_arch": VersionShape(
+        ISA_SHAPE, "an AMD GPU ISA like 9.4.2 (major.minor.stepping, decimal)", "AMD GPU"
     ),
 }
 """Version shapes of the virtual packages whose version is a fact (``__archspec`` carries its

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from packaging.tags import Tag
@@ -94,16 +93,21 @@ def _build_key(build: str | None) -> _BuildKey:
     return (int(match[1]), match[2]) if match else ()
 
 
-@dataclass(slots=True)
 class _Entry(Generic[C]):
-    index: int
-    candidate: C
-    wheel: WheelFilename
-    tag_index: int | None
-    assessment: Assessment | None = None
-    """``None`` for a non-variant wheel (and for a wheel rejected before its variant was read)."""
-    reason: str = ""
-    """Why it is incompatible; empty when compatible."""
+    """One wheel while it is assessed (a mutable collector; a plain class: no generated code)."""
+
+    __slots__ = ("assessment", "candidate", "index", "reason", "tag_index", "wheel")
+
+    def __init__(self, index: int, candidate: C, wheel: WheelFilename, tag_index: int | None):
+        self.index = index
+        self.candidate = candidate
+        self.wheel = wheel
+        self.tag_index = tag_index
+        self.assessment: Assessment | None = None
+        """``None`` for a non-variant wheel (and for a wheel rejected before its variant was
+        read)."""
+        self.reason = ""
+        """Why it is incompatible; empty when compatible."""
 
     def order(self, build_rank: Mapping[_BuildKey, int]) -> tuple[object, ...]:
         """Ranked variants, then null, then non-variant; within a group: tag, build, name."""

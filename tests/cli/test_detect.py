@@ -39,7 +39,7 @@ TARGETS = (
 JSON_KEYS = {
     "origin", "platform", "platform_source", "python", "python_source", "policy",
     "virtual_packages", "toolkit", "supported", "sources", "unsupported", "variant_wheels", "conda_variants",
-    "notes",
+    "notes", "health", "rocm", "gpus", "declared_features",
 }  # fmt: skip
 
 
@@ -61,6 +61,10 @@ def vp(data: dict[str, Any], name: str) -> dict[str, str] | None:
 def test_json_shape_for_declared_targets(cli: Cli) -> None:
     data = detect_json(cli, *TARGETS)
     assert set(data) == JSON_KEYS
+    # Nothing installed to examine (no prefix): a clean bill that says so.
+    assert data["health"] == {
+        "healthy": True, "worst": None, "checked": 0, "findings": [], "problems": [],
+    }  # fmt: skip
     assert data["platform"] == "linux-64"
     assert data["policy"] == "driver"  # no toolkit solved
     assert data["toolkit"] is None
@@ -379,8 +383,8 @@ def test_target_help_lists_every_key(cli: Cli) -> None:
     keys = help_text.partition("KEY: ")[2].partition(" (e.g.")[0]
     # `platform` was documented in docs/cli.md but missing from --help.
     assert keys == (
-        "cuda, cuda_arch, archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, python, "
-        "platform"
+        "cuda, cuda_arch, amdgpu, amdgpu_arch, archspec, glibc, linux, osx, win, cuda_version, "
+        "cudatoolkit, rocm_version, device_ip, python, platform"
     )
 
 
@@ -480,6 +484,18 @@ def test_an_installed_build_of_a_newer_toolkit_is_a_warning(
         "toolkit is cuda-version 12.6"
     )
     assert torch["toolkit"]["refused"] == refused
-    assert f"warning: installed torch==2.9.0 [cuda12.8]: {refused}" in data["notes"]
+    # What doctor finds, in detect too: the build no longer agrees (once, not also as a note).
+    health = data["health"]
+    assert not health["healthy"]
+    (finding,) = [f for f in health["findings"] if f["id"] == "disagreeing-variant:torch"]
+    assert finding["severity"] == "warning"
+    assert finding["message"] == (
+        f"torch 2.9.0 [cuda12.8] no longer agrees with the environment: {refused}"
+    )
+    assert finding["details"]["reasons"] == [{"kind": "toolkit", "text": refused}]
+    assert not any("cuda12.8" in note for note in data["notes"])
     text = cli("detect", "--prefix", str(prefix), "-t", "cuda=12.9", "-t", "cuda_arch=9.0")
     assert "toolkit CUDA 12.8: pins nvidia-cublas 12.8.4.1" in text.stdout
+    health_section = text.stdout.partition("\nHealth (variant-bridge doctor)\n")[2]
+    assert health_section.startswith(f"  warning: {finding['message']}\n")
+    assert f"      fix: variant-bridge install torch==2.9.0 --prefix {prefix}" in health_section

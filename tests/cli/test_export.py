@@ -21,6 +21,7 @@ from click.testing import CliRunner, Result
 from tests.cli.conftest import Cli
 from tests.export.conftest import OVERRIDES, ExportWorld, build_export_world
 from tests.worlds.channel import Channel
+from tests.worlds.index_server import IndexServer
 from variant_bridge.cli import _Group, main
 from variant_bridge.cli.export import export as export_command
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE
@@ -108,7 +109,10 @@ def test_writes_a_new_file_and_says_so(cli: Cli, world: ExportWorld, tmp_path: P
     result = cli(*args(world, "-o", str(target)), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    assert yaml.safe_load(target.read_text())["dependencies"][-1]["pip"][0].startswith("--find")
+    pip = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
+    # Every wheel came from the find-links folder or is a copy beside the file: no index.
+    assert pip[:2] == ["--no-index", f"--find-links {world.wheels.as_uri()}"]
+    assert any(line.startswith("plainpkg==2.0 --hash=sha256:") for line in pip)
     assert result.stderr.startswith(f"wrote {target}: 3 conda dependencies, 3 PyPI packages")
 
 
@@ -160,12 +164,13 @@ def test_the_format_follows_the_output_name(
     cli: Cli, world: ExportWorld, tmp_path: Path, name: str, fmt: str
 ) -> None:
     target = tmp_path / name
-    # tinyvar's GPU range has an upper bound no pixi platform can state (test_pixi_refuses...)
-    extra = ["--no-host-requirements"] if fmt == "pixi-toml" else []
-    assert cli(*args(world, "-o", str(target), *extra), env=OVERRIDES).exit_code == 0
+    # tinyvar's GPU range has an upper bound no pixi platform can state: said, not refused
+    result = cli(*args(world, "-o", str(target)), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
     text = target.read_text()
     if fmt == "pixi-toml":
         assert tomllib.loads(text)["workspace"]["requires-pixi"] == ">=0.71"
+        assert "note: tinyvar 1.0 [cu126] needs __cuda_arch >=8.0,<9|>=9.0,<10" in result.stderr
     else:
         assert "dependencies" in yaml.safe_load(text)
 
@@ -296,9 +301,19 @@ def test_json_summary(cli: Cli, world: ExportWorld) -> None:
         assert f"`{key}`" in row, key
     assert summary["format"] == "environment-yml"
     assert summary["output"] is None
-    assert "__cuda_arch >=8.0,<9|>=9.0,<10" in summary["content"]["dependencies"]
+    # stock conda has no __cuda_arch: stated in the header and the summary, not a dependency
+    assert "__cuda_arch >=8.0,<9|>=9.0,<10" not in summary["content"]["dependencies"]
     assert [w["label"] for w in summary["variant_wheels"]] == ["cu126", "cu126"]
     assert summary["host_requirements"][0]["spec"] == "__cuda >=12.6"
+    arch = summary["host_requirements"][1]
+    assert (arch["spec"], arch["plugin"]) == (
+        "__cuda_arch >=8.0,<9|>=9.0,<10",
+        "nvidia-virtual-packages",
+    )
+    strict = cli(*args(world, "--strict-host-requirements", "--json"), env=OVERRIDES)
+    assert strict.exit_code == 0, strict.stderr
+    content = json.loads(strict.stdout)["content"]
+    assert "__cuda_arch >=8.0,<9|>=9.0,<10" in content["dependencies"]
 
 
 def test_export_from_a_lock(cli: Cli, world: ExportWorld) -> None:
@@ -535,7 +550,7 @@ def test_a_shared_folder_installs_after_it_was_moved(
     moved.parent.mkdir()
     share.rename(moved)
     pip_lines = yaml.safe_load((moved / "environment.yml").read_text())["dependencies"][-1]["pip"]
-    assert pip_lines[0] == "--find-links ./wheels"
+    assert pip_lines[:2] == ["--no-index", "--find-links ./wheels"]
     assert not any(str(tmp_path) in line for line in pip_lines)  # no absolute path left
     python = pip23_python(tmp_path / "venv")
     assert conda_pip_step("pip", moved, pip_lines, python) == ""
@@ -574,7 +589,7 @@ def test_a_relative_find_links_is_written_absolute(
     relative = os.path.relpath(world.wheels, tmp_path)
     result = cli("export", "--prefix", str(world.prefix), "-f", relative, env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
-    assert yaml.safe_load(result.stdout)["dependencies"][-1]["pip"][0] == (
+    assert yaml.safe_load(result.stdout)["dependencies"][-1]["pip"][1] == (
         f"--find-links {world.wheels.as_uri()}"  # a URL: one word for pip, whatever the path
     )
 
@@ -594,7 +609,10 @@ def wheels_left(share: Path) -> list[str]:
         # QA: a read-only manifest was silently replaced
         (["--update", "{share}/readonly.toml"], "is read-only"),
         # the platform cannot be declared: refused before any copy
-        (["-o", "{share}/pixi.toml"], "cannot declare the linux-64 platform for pixi"),
+        (
+            ["-o", "{share}/pixi.toml", "--strict-host-requirements"],
+            "cannot declare the linux-64 platform for pixi",
+        ),
         # the default copies beside the file count too
         (["-o", "{share}/nodir/e.yml", "--wheels-dir", ""], "does not exist (nothing was"),
     ],
@@ -669,8 +687,8 @@ def test_a_find_links_directory_with_a_space_installs(
     )
     assert result.exit_code == 0, result.stderr
     pip_lines = yaml.safe_load(target.read_text())["dependencies"][-1]["pip"]
-    assert pip_lines[0] == f"--find-links {wheels.as_uri()}"
-    assert "%20" in pip_lines[0]
+    assert pip_lines[:2] == ["--no-index", f"--find-links {wheels.as_uri()}"]
+    assert "%20" in pip_lines[1]
     if installer == "pip":
         python = pip23_python(tmp_path / "venv")
     else:
@@ -769,9 +787,14 @@ def test_a_plain_wheel_from_another_index_is_noted(
     (dist_info / "direct_url.json").write_text(
         json.dumps({"url": url, "archive_info": {"hashes": {"sha256": sha256}}})
     )
+    # environment.yml pins it to the URL it came from, by hash
     result = cli(*args(world, prefix=prefix), env=OVERRIDES)
     assert result.exit_code == 0, result.stderr
-    assert "plainpkg==2.0" in yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
+    pip = yaml.safe_load(result.stdout)["dependencies"][-1]["pip"]
+    assert f"plainpkg @ {url}#sha256={sha256}" in pip
+    # a pixi manifest writes plain wheels as name==version: the note says where it came from
+    result = cli(*args(world, "--format", "pixi-toml", prefix=prefix), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
     note = f"plainpkg 2.0 was installed from {url}, not from PyPI"
     assert f"note: {note}" in result.stderr
     assert note in " ".join(result.stdout.replace("# ", "").split())
@@ -918,3 +941,78 @@ def test_update_from_history_keeps_a_multi_platform_manifest_byte_for_byte(
     again = cli(*args(world, *update), env=OVERRIDES)
     assert "left unchanged" in again.stderr
     assert manifest.read_text() == text
+
+
+def test_copies_beside_the_manifest_are_announced_and_no_copy_pins_the_originals(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    target = tmp_path / "pixi.toml"
+    result = cli(*args(world, "-o", str(target)), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    sizes = sum(world.installed[n].stat().st_size for n in ("gpuext", "tinyvar"))
+    assert f"note: copied 2 variant wheels ({sizes / 1000:.1f} kB) into ./variant-wheels" in (
+        result.stderr
+    )
+    assert "--no-copy pins the original files" in result.stderr
+    # --no-copy: nothing copied, the variant files pinned (path, and the hash in the comment)
+    other = tmp_path / "other" / "pixi.toml"
+    other.parent.mkdir()
+    result = cli(*args(world, "-o", str(other), "--no-copy"), env=OVERRIDES)
+    assert result.exit_code == 0, result.stderr
+    assert not (other.parent / "variant-wheels").exists()
+    assert "copied" not in result.stderr
+    data = tomllib.loads(other.read_text())
+    assert data["pypi-dependencies"]["tinyvar"] == {"path": str(world.installed["tinyvar"])}
+    digest = hashlib.sha256(world.installed["tinyvar"].read_bytes()).hexdigest()
+    assert f"variant cu126, sha256={digest}" in other.read_text()
+
+
+def _whole_files(index: IndexServer) -> list[str]:
+    """The files the index served whole (range reads of a wheel's members left out)."""
+    return [r.path for r in index.requests if r.path.startswith("/files/") and not r.range]
+
+
+def test_each_file_is_fetched_once_from_the_index_select_would_use(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    # Two indexes with the same wheels: as uv and select, --extra-index-url wins over
+    # --index-url (first-index), and a wheel fetched to compare its RECORD (tinyvar: installed
+    # from find-links, no hash recorded) is the file copied next to the export.
+    with IndexServer(world.wheels) as main_index, IndexServer(world.wheels) as extra:
+        out = tmp_path / "environment.yml"
+        given = ["--index-url", main_index.url, "--extra-index-url", extra.url]
+        result = cli("export", "--prefix", str(world.prefix), *given, "-o", str(out), "--json",
+                     "--cache-dir", str(tmp_path / "cache"), env=OVERRIDES)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        fetched = _whole_files(extra)
+        assert sorted(set(fetched)) == sorted(fetched)  # no file twice
+        tinyvar = world.installed["tinyvar"].name
+        assert f"/files/{tinyvar}" in fetched
+        assert main_index.requests == []  # the extra index has both projects
+        pinned = {w["name"]: w["url"] for w in json.loads(result.stdout)["variant_wheels"]}
+        assert pinned["tinyvar"] == extra.file_url(tinyvar)
+        assert (out.parent / "variant-wheels" / "tinyvar-1.0-py3-none-any.whl").read_bytes() == (
+            world.installed["tinyvar"].read_bytes()
+        )
+
+        # The same export again: every wheel comes from the cache.
+        before = len(extra.requests)
+        again = cli("export", "--prefix", str(world.prefix), *given, "-o", str(out), "--force",
+                    "--cache-dir", str(tmp_path / "cache"), env=OVERRIDES)  # fmt: skip
+        assert again.exit_code == 0, again.stderr
+        assert [r for r in extra.requests[before:] if r.path.startswith("/files/") and not r.range
+                and r.path.endswith(".whl")] == []  # fmt: skip
+
+
+def test_verbose_lists_the_lookups_and_quiet_silences_the_notes(
+    cli: Cli, world: ExportWorld, tmp_path: Path
+) -> None:
+    with IndexServer(world.wheels) as index:
+        base = ["export", "--prefix", str(world.prefix), "--index-url", index.url, "--no-cache"]
+        verbose = cli(*base, "-v", env=OVERRIDES)
+        assert verbose.exit_code == 0, verbose.stderr
+        assert f"GET {index.url}tinyvar/" in verbose.stderr.splitlines()
+        quiet = cli(*base, "-q", env=OVERRIDES)
+        assert quiet.exit_code == 0, quiet.stderr
+        assert "note:" not in quiet.stderr
+        assert "GET " not in quiet.stderr

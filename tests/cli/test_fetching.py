@@ -155,19 +155,20 @@ def test_a_bad_timeout_variable_is_a_usage_error(cli: Cli, index: IndexServer, v
 def test_downloads_land_in_the_cache_the_rest_in_a_swept_scratch_directory(
     cli: Cli, index: IndexServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import contextlib
     import tempfile
 
-    import click
-
-    from variant_bridge.cli._fetching import FetchOptions
     from variant_bridge.indexes.scratch import scratch_root
+    from variant_bridge.jobs.context import open_downloads
+    from variant_bridge.jobs.specs import FetchSpec
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    cached = FetchOptions(tmp_path / "cache", no_cache=False, quiet=True, verbose=False)
-    uncached = FetchOptions(None, no_cache=True, quiet=True, verbose=False)
-    with click.Context(click.Command("x")):  # the command's context: closed when it ends
-        with_cache, without = cached.downloads(), uncached.downloads()
+    cached = FetchSpec(tmp_path / "cache", quiet=True)
+    uncached = FetchSpec(no_cache=True, quiet=True)
+    with contextlib.ExitStack() as command:  # the command's context: closed when it ends
+        with_cache = command.enter_context(open_downloads(cached))
+        without = command.enter_context(open_downloads(uncached))
         assert with_cache.cache is not None
         assert with_cache.cache.root == tmp_path / "cache"
         assert without.cache is None

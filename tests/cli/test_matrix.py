@@ -25,9 +25,12 @@ def test_the_report_reads_pyproject_by_default(cli: Cli, project: Path) -> None:
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "vbdemo 1.0.0: 5 builds for linux-64 (from pyproject.toml)"
-    assert lines[3].split() == ["cu126", "12.6", "12.6", "80-real;90", "-", "2.17", "1"]
+    assert lines[3].split() == [
+        "cu126", "12.6", "12.6", "50-real;60-real;70-real;75-real;80-real;86-real;90", "-",
+        "2.17", "1",
+    ]  # fmt: skip
     assert lines[-1] == (
-        "preference, least to most preferred (25 machines ranked): null, cu126, cu128, cu129, cu130"
+        "preference, least to most preferred (45 machines ranked): null, cu126, cu128, cu129, cu130"
     )
 
 
@@ -41,6 +44,10 @@ def test_json_report(cli: Cli, project: Path) -> None:
         "__glibc >=2.28,<3.0.a0",
     ]
     assert cu130["properties"][0] == "nvidia :: cuda_version_lower_bound :: 13.0"
+    # the GPUs it runs on, as a constraint stock conda (without __cuda_arch) ignores
+    assert cu130["run_constraints"] == ["__cuda_arch >=8.0"]
+    cu128 = next(b for b in data["builds"] if b["label"] == "cu128")
+    assert cu128["run_constraints"] == ["__cuda_arch >=8.0,<11|>=12.0"]
     assert data["conflicts"] == []
 
 
@@ -96,7 +103,7 @@ def test_a_bad_matrix_is_one_line(
 
 def test_no_matrix_at_all(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert cli("matrix").stderr == "error: cannot read pyproject.toml: No such file or directory\n"
+    assert cli("matrix").stderr == "error: pyproject.toml: no such file\n"
     Path("pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert cli("matrix").stderr == "error: pyproject.toml: no [tool.variant-bridge.matrix] table\n"
 
@@ -108,3 +115,16 @@ def test_usage_errors_exit_2(cli: Cli, project: Path) -> None:
     result = cli("matrix", "pyproject.toml", "--from-wheels", "dist")
     assert result.exit_code == 1
     assert "give one matrix" in result.stderr
+
+
+def test_a_failure_with_json_is_an_error_object(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[build]]\ncuda = "13.0"\nsm = "8.0"\nglibc = "2.17"\n')
+    result = cli("matrix", str(bad), "--json")
+    assert result.exit_code == 1
+    message = f"{bad} build 1 (cu130): CUDA 13 needs glibc >=2.28, not 2.17 (toolkits.yaml)"
+    assert json.loads(result.stdout) == {
+        "ok": False,
+        "error": {"type": "ReleaseInputError", "message": message},
+    }
+    assert result.stderr == f"error: {message}\n"

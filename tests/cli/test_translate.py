@@ -278,8 +278,8 @@ def test_from_conda_reports_an_ignored_package(cli: Cli) -> None:
     assert data["ignored"] == [
         {
             "spec": "numpy=1.0",
-            "reason": "not a virtual package, a toolkit selector (cuda-version, cudatoolkit) or a "
-            "package whose PyPI name variant-bridge knows (for abi_dependency)",
+            "reason": "not a virtual package, a toolkit selector (cuda-version, cudatoolkit, "
+            "rocm-core) or a package whose PyPI name variant-bridge knows (for abi_dependency)",
         }
     ]
     result = cli("translate", "--from-conda", "--platform", "linux-64", "numpy=1.0")

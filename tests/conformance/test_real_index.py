@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 UV = Path(sys.executable).with_name("uv")
 INDEX = "real/variants-index-test"
-PY = TargetPython("{}.{}.{}".format(*sys.version_info[:3]))
+PY = TargetPython.parse("{}.{}.{}".format(*sys.version_info[:3]))
 # name -> (driver, GPU): what uv's variables and the bridge's --target say.
 MACHINES = {"driver 12.9, GPU 9.0": ("12.9", "9.0"), "driver 13.0, GPU 12.0": ("13.0", "12.0"),
             "no CUDA": (None, None)}  # fmt: skip

@@ -103,8 +103,9 @@ def test_parse_targets_accepts_a_mapping() -> None:
         (  # unknown key must list the keys and suggest
             ["cudaa=12.8"],
             (
-                "--target 'cudaa': unknown key; expected one of cuda, cuda_arch, archspec, glibc, "
-                "linux, osx, win, cuda_version, cudatoolkit, platform, python (did you mean 'cuda'?)"
+                "--target 'cudaa': unknown key; expected one of cuda, cuda_arch, amdgpu, "
+                "amdgpu_arch, archspec, glibc, linux, osx, win, cuda_version, cudatoolkit, "
+                "rocm_version, device_ip, platform, python (did you mean 'cuda'?)"
             ),
         ),
         (  # a contradiction must not silently keep one
@@ -145,6 +146,8 @@ def test_target_keys_are_documented_order() -> None:
     assert target_keys() == (
         "cuda",
         "cuda_arch",
+        "amdgpu",
+        "amdgpu_arch",
         "archspec",
         "glibc",
         "linux",
@@ -152,6 +155,8 @@ def test_target_keys_are_documented_order() -> None:
         "win",
         "cuda_version",
         "cudatoolkit",
+        "rocm_version",
+        "device_ip",
         "platform",
         "python",
     )
@@ -169,7 +174,17 @@ def test_known_platforms_match_rattler() -> None:
 def test_conda_override_variables() -> None:
     assert sorted(o.conda for o in load_tables().overrides) == sorted(
         f"CONDA_OVERRIDE_{n}"
-        for n in ("CUDA", "CUDA_ARCH", "ARCHSPEC", "GLIBC", "LINUX", "OSX", "WIN")
+        for n in (
+            "CUDA",
+            "CUDA_ARCH",
+            "AMDGPU",
+            "AMDGPU_ARCH",
+            "ARCHSPEC",
+            "GLIBC",
+            "LINUX",
+            "OSX",
+            "WIN",
+        )
     )
 
 

@@ -12,19 +12,24 @@ import pytest
 from variant_bridge.detect.interpreter import resolve_target_python
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.errors import InvalidTarget
+from variant_bridge.platform_tags import PythonSource
 
 LINUX = Environment("linux-64", (VirtualPackage("__glibc", "2.28"),))
 
 
 def test_version_argument_is_taken_as_is() -> None:
     target = resolve_target_python("3.12", LINUX)
-    assert (target.version, target.executable, target.source) == ("3.12", None, "--python")
+    assert (str(target.version), target.executable, target.source) == (
+        "3.12",
+        None,
+        PythonSource.OPTION,
+    )
 
 
 def test_interpreter_argument_is_probed() -> None:
     target = resolve_target_python(sys.executable, LINUX)
     assert target.executable == sys.executable
-    assert target.version == "{}.{}.{}".format(*sys.version_info[:3])
+    assert str(target.version) == "{}.{}.{}".format(*sys.version_info[:3])
 
 
 @pytest.mark.parametrize(
@@ -66,7 +71,7 @@ def test_an_interpreter_in_a_venv_or_prefix_is_read_not_run(
             (tmp_path / name).write_text(text)
     python = _unrunnable(tmp_path / "bin" / "python")  # running it would fail
     target = resolve_target_python(str(python), LINUX)
-    assert (target.version, target.abiflags) == expected
+    assert (str(target.version), target.abiflags) == expected
     assert (target.executable, target.implementation) == (str(python), "cpython")
 
 
@@ -104,15 +109,15 @@ def test_prefix_python_wins_over_the_running_one(tmp_path: Path) -> None:
     os.symlink(sys.executable, tmp_path / "bin" / "python")
     env = Environment("linux-64", python="3.12.7")
     target = resolve_target_python(None, env, prefix=tmp_path)
-    assert target.source == "prefix"
+    assert target.source is PythonSource.PREFIX
     assert target.executable == str(tmp_path / "bin" / "python")
-    assert target.version == "3.12.7"  # the prefix's conda record, not a probe
+    assert str(target.version) == "3.12.7"  # the prefix's conda record, not a probe
 
 
 def test_locked_python_version_is_used_without_interpreter() -> None:
     env = Environment("linux-64", python="3.13.1", origin="pixi.lock default/linux-64")
     target = resolve_target_python(None, env)
-    assert (target.version, target.executable) == ("3.13.1", None)
+    assert (str(target.version), target.executable) == ("3.13.1", None)
 
 
 def test_running_interpreter_is_the_last_resort() -> None:

@@ -434,3 +434,30 @@ def test_a_path_too_long_is_one_short_line(tmp_path: Path) -> None:
     assert message.startswith("--prefix /")
     assert "cannot read: File name too long" in message
     assert len(message) < 200
+
+
+def test_only_the_header_of_metadata_is_read(tmp_path: Path) -> None:
+    # A long description far beyond any document cap (a sparse file: 300 MiB on paper) is never
+    # read: the name, version and requirements are all in the header block.
+    dist_info = add_dist_info(tmp_path, "bigdoc", "1.0", requires=["nvidia-cublas-cu12==12.6.4.1"])
+    with (dist_info / "METADATA").open("r+b") as f:
+        f.truncate(300 * 1024 * 1024)
+    dist = read_dist_info(dist_info)
+    assert dist is not None
+    assert (dist.name, dist.version, dist.requires) == (
+        "bigdoc", "1.0", ("nvidia-cublas-cu12==12.6.4.1",),
+    )  # fmt: skip
+
+
+def test_crlf_metadata_header_ends_at_its_blank_line(tmp_path: Path) -> None:
+    text = "Metadata-Version: 2.1\r\nName: crlf\r\nVersion: 2.0\r\nRequires-Dist: a\r\n\r\nRequires-Dist: not-a-header\r\n"
+    dist = read_dist_info(add_dist_info(tmp_path, "crlf", "2.0", metadata=text))
+    assert dist is not None
+    assert (dist.name, dist.version, dist.requires) == ("crlf", "2.0", ("a",))
+
+
+def test_a_metadata_header_without_end_is_refused_by_name(tmp_path: Path) -> None:
+    line = "Requires-Dist: x" + "x" * 1000 + "\n"
+    dist_info = add_dist_info(tmp_path, "endless", "1.0", metadata=line * 1100)
+    with pytest.raises(DetectionError, match=r"METADATA: cannot read: header block longer than"):
+        read_dist_info(dist_info)

@@ -13,11 +13,13 @@ and the pixi.lock of the same solve.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +30,10 @@ from tests.worlds.channel import Channel
 from tests.worlds.lockfile import LockedPlatform, write_lockfile
 from tests.worlds.prefix import HOST_VIRTUAL_PACKAGES, install_prefix, site_packages, solve
 from tests.worlds.wheels import make_release, make_wheel
-from variant_bridge.export import ExportModel, IndexOptions
-from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+from variant_bridge.export import ExportModel
+from variant_bridge.jobs.context import Context
+from variant_bridge.jobs.export import ExportRequest, prepare_export
+from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
 
 SPECS = ("python 3.12.*", "libcublas", "cuda-version 12.6.*")
 SOLVE_VIRTUAL_PACKAGES = (*HOST_VIRTUAL_PACKAGES, "__cuda=12.9", "__cuda_arch=9.0")
@@ -173,15 +177,24 @@ def world_copy(export_world: ExportWorld, tmp_path: Path) -> ExportWorld:
     )
 
 
+@contextlib.contextmanager
+def export_context(
+    *,
+    prefix: Path | None = None,
+    lockfile: Path | None = None,
+    sources: SourceSpec | None = None,
+    environ: dict[str, str] = OVERRIDES,
+) -> Iterator[Context]:
+    """The context ``export`` runs with: the environment read with *environ*, no cache."""
+    environment = EnvironmentSpec(prefix=prefix, lockfile=lockfile, environ=environ)
+    with Context.open(sources, environment, FetchSpec(no_cache=True, environ=environ)) as ctx:
+        yield ctx
+
+
 def export_prefix(
     world: ExportWorld, *, environ: dict[str, str] = OVERRIDES, **options: Any
 ) -> ExportModel:
     """The export of *world*'s prefix, its wheels found in its find-links directory."""
-    return prepare_export(
-        ExportRequest(
-            ExportSource(prefix=world.prefix),
-            indexes=IndexOptions(find_links=(str(world.wheels),)),
-            environ=environ,
-            **options,
-        )
-    )
+    sources = SourceSpec(find_links=(str(world.wheels),))
+    with export_context(prefix=world.prefix, sources=sources, environ=environ) as ctx:
+        return prepare_export(ExportRequest(**options), ctx)

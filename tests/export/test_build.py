@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 
+from tests.export.conftest import ExportWorld, export_prefix
 from tests.export.snapshots import (
     CF,
     HOST,
@@ -381,3 +383,19 @@ def test_no_host_requirements_also_keeps_them_off_the_pixi_platform() -> None:
     )
     # only what the pinned packages need: the toolkit's major, no GPU architecture
     assert model.platform_declaration == PlatformDeclaration("linux-64", cuda="12")
+
+
+@pytest.mark.parametrize("kind", ["constrains", "depends"])
+def test_a_malformed_virtual_package_spec_in_a_record_is_an_error_naming_it(
+    world_copy: ExportWorld, kind: str
+) -> None:
+    """The attack's C4: ``constrains: [__cuda >]`` crashed export."""
+    (record,) = world_copy.prefix.glob("conda-meta/cuda-version-*.json")
+    data = json.loads(record.read_text())
+    data[kind] = [*data.get(kind, []), "__cuda >"]
+    record.write_text(json.dumps(data))
+    with pytest.raises(ExportError) as error:
+        export_prefix(world_copy)
+    message = str(error.value)
+    assert f"cuda-version=12.6=h0_3: invalid {kind} entry '__cuda >': " in message
+    assert str(world_copy.prefix) in message

@@ -10,6 +10,8 @@ from packaging.requirements import Requirement
 
 from tests.export.snapshots import CF, NUMPY, TORCH_ORIGIN, model
 from variant_bridge.environment import CondaRecord
+from variant_bridge.export import environment_yml
+from variant_bridge.export.build import Pinning
 from variant_bridge.export.environment_yml import NODEFAULTS, render, to_dict
 from variant_bridge.export.model import IndexOptions
 
@@ -30,9 +32,53 @@ def test_dependencies_then_host_requirements_then_pip() -> None:
         "libcublas=12.6.77=h0_0",
         "python=3.12.7=h0_0_cpython",
         "__cuda >=12.6",
-        "__cuda_arch >=9.0,<10",
         {"pip": ["numpy==2.1.0", f"torch @ {TORCH_ORIGIN.url}#sha256={'ab' * 32}"]},
     ]
+
+
+def test_a_virtual_package_only_a_plugin_provides_is_a_header_comment_naming_it() -> None:
+    """Stock conda has no __cuda_arch: written as a dependency, `conda env create` fails with
+    PackagesNotFoundInChannelsError (checked against conda 26.1, docs/share.md)."""
+    m = model()
+    text = render(m)
+    assert "__cuda_arch" not in "".join(str(d) for d in to_dict(m)["dependencies"])
+    assert (
+        "#   __cuda_arch >=9.0,<10 (needs the nvidia-virtual-packages conda plugin; NOT a "
+        "dependency, stock conda lacks it) <- torch 2.9.0 [cu126]"
+    ) in text.splitlines()
+    (note,) = [n for n in environment_yml.notes(m) if "__cuda_arch" in n]
+    assert "the nvidia-virtual-packages plugin provides it" in note
+    assert "--strict-host-requirements" in note
+
+
+def test_strict_writes_the_plugin_requirement_too() -> None:
+    m = model(strict_host_requirements=True)
+    assert "__cuda_arch >=9.0,<10" in to_dict(m)["dependencies"]
+    assert environment_yml.notes(m) == []
+
+
+def test_two_wheels_requirements_on_one_virtual_package_become_their_intersection() -> None:
+    """conda would glue two lines into `>=8.0,<9|>=9.0,<10,>=7.5,<8|>=9.0,<10`, where `,` binds
+    tighter than `|`: one line, the intersection, says what both wheels need."""
+    from variant_bridge.environment import PythonDistribution
+    from variant_bridge.properties import VariantDescription
+
+    def wheel(name: str, props: str) -> PythonDistribution:
+        return PythonDistribution(
+            name, "1.0", variant=VariantDescription.parse(f"cu128: {props}"),
+            location=f"/env/{name}-1.0.dist-info",
+        )  # fmt: skip
+
+    a = wheel("alib", "nvidia :: cuda_version_lower_bound :: 12.6; nvidia :: sm_arch :: "
+              "80_real; nvidia :: sm_arch :: 90_real")  # fmt: skip
+    b = wheel("blib", "nvidia :: cuda_version_lower_bound :: 12.8; nvidia :: sm_arch :: "
+              "75_real; nvidia :: sm_arch :: 90_real")  # fmt: skip
+    m = model(env={"python_packages": (a, b)}, origins=(), pinning=Pinning(allow_unpinned=True),
+              strict_host_requirements=True)  # fmt: skip
+    specs = [d for d in to_dict(m)["dependencies"] if isinstance(d, str) and d.startswith("__")]
+    assert specs == ["__cuda >=12.8", "__cuda_arch >=9.0,<10"]
+    (arch,) = [h for h in m.host_requirements if h.spec.startswith("__cuda_arch")]
+    assert arch.wheels == ("alib 1.0 [cu128]", "blib 1.0 [cu128]")
 
 
 def test_every_pip_line_is_a_pep_508_requirement() -> None:

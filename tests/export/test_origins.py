@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from tests.export.conftest import ExportWorld, installed_label, uv_install
 from tests.worlds.index_server import IndexServer
@@ -17,16 +20,28 @@ from variant_bridge.detect.prefix import read_dist_info
 from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError
 from variant_bridge.export.origins import (
+    Places,
     establish_origin,
     is_variant_distribution,
     read_direct_url,
 )
+from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 
 pytestmark = pytest.mark.slow
 
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def look(
+    find_links: Sequence[str | os.PathLike[str]] = (), index_urls: Sequence[str] = ()
+) -> Places:
+    """Where ``export --find-links/--index-url`` looks wheels up (downloads in a folder of
+    their own, removed with the test's temporary directories)."""
+    downloads = Downloads(Path(tempfile.mkdtemp(prefix="vb-test-origins-")), transport=Transport())
+    return Places(open_sources(find_links, index_urls), downloads, Version("3.12"))
 
 
 def dist(world: ExportWorld, name: str) -> PythonDistribution:
@@ -38,7 +53,9 @@ def dist(world: ExportWorld, name: str) -> PythonDistribution:
 
 def test_found_in_find_links_by_its_record(export_world: ExportWorld) -> None:
     # uv installed tinyvar from find-links: no direct_url.json, so the files must match.
-    origin = establish_origin(dist(export_world, "tinyvar"), find_links=[str(export_world.wheels)])
+    origin = establish_origin(
+        dist(export_world, "tinyvar"), look(find_links=[str(export_world.wheels)])
+    )
     wheel = export_world.installed["tinyvar"]
     assert (origin.url, origin.sha256) == (wheel.as_uri(), sha256(wheel))
     assert origin.source == str(export_world.wheels)
@@ -75,7 +92,7 @@ def test_a_rebuilt_wheel_with_the_same_label_is_not_taken_for_the_installed_one(
         label="cu126",
         properties=["nvidia :: cuda_version_lower_bound :: 12.8"],
     )
-    origin = establish_origin(dist(export_world, "tinyvar"), find_links=[str(tmp_path)])
+    origin = establish_origin(dist(export_world, "tinyvar"), look(find_links=[str(tmp_path)]))
     assert origin.url is None
     assert "matches the installed files" in origin.source
 
@@ -85,7 +102,7 @@ def test_another_label_of_the_release_is_not_taken(
 ) -> None:
     shutil.copy(export_world.wheels / "tinyvar-1.0-py3-none-any-cu128.whl", tmp_path)
     shutil.copy(export_world.wheels / "tinyvar-1.0-variants.json", tmp_path)
-    origin = establish_origin(dist(export_world, "tinyvar"), find_links=[str(tmp_path)])
+    origin = establish_origin(dist(export_world, "tinyvar"), look(find_links=[str(tmp_path)]))
     assert origin.url is None
 
 
@@ -97,7 +114,7 @@ def test_found_on_a_real_http_index(export_world: ExportWorld, tmp_path: Path) -
         [dist_info] = site.glob("tinyvar-*.dist-info")
         installed = read_dist_info(dist_info)
         assert installed is not None
-        origin = establish_origin(installed, index_urls=[index.url])
+        origin = establish_origin(installed, look(index_urls=[index.url]))
         wheel = export_world.installed["tinyvar"]
         assert origin.url == index.file_url(wheel.name)
         assert origin.sha256 == sha256(wheel)
@@ -227,5 +244,5 @@ def test_a_staging_copy_named_by_direct_url_is_never_exported(world_copy: Export
     assert origin.url is None
     assert "temporary staging copy" in origin.source
     # where it can be looked up, the real file is pinned instead
-    found = establish_origin(dist(world_copy, "gpuext"), find_links=[world_copy.wheels])
+    found = establish_origin(dist(world_copy, "gpuext"), look(find_links=[world_copy.wheels]))
     assert found.url == world_copy.installed["gpuext"].as_uri()

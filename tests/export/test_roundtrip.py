@@ -22,6 +22,7 @@ from tests.export.conftest import (
     SOLVE_VIRTUAL_PACKAGES,
     UV,
     ExportWorld,
+    export_context,
     export_prefix,
     installed_label,
 )
@@ -29,7 +30,7 @@ from tests.worlds.prefix import solve
 from variant_bridge.detect import detect_environment
 from variant_bridge.environment import Source
 from variant_bridge.export import environment_yml, pixi_toml, render
-from variant_bridge.jobs.export import ExportRequest, ExportSource, prepare_export
+from variant_bridge.jobs.export import ExportRequest, prepare_export
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -120,9 +121,8 @@ def test_the_lock_exports_the_same_conda_part_as_the_prefix_it_produced(
     export_world: ExportWorld,
 ) -> None:
     from_prefix = export_prefix(export_world)
-    from_lock = prepare_export(
-        ExportRequest(ExportSource(lockfile=export_world.lockfile), environ=OVERRIDES)
-    )
+    with export_context(lockfile=export_world.lockfile) as ctx:
+        from_lock = prepare_export(ExportRequest(), ctx)
     prefix_yml = environment_yml.to_dict(from_prefix)
     lock_yml = environment_yml.to_dict(from_lock)
     assert prefix_yml["channels"] == lock_yml["channels"]
@@ -193,16 +193,19 @@ def uv_choice(world: ExportWorld, site: Path, environ: dict[str, str]) -> str | 
 def test_the_pixi_manifest_matches_the_environment(
     export_world: ExportWorld, machine: dict[str, str], tmp_path: Path, gpu_machine: dict[str, str]
 ) -> None:
-    # tinyvar cu126 has kernels for 8.x and 9.x only: pixi cannot state that (see test_render)
-    model = export_prefix(export_world, environ=machine, host_requirements=False)
+    # tinyvar cu126 has kernels for 8.x and 9.x only: pixi cannot state that (see test_render);
+    # the default export declares the driver floor and says the rest
+    model = export_prefix(export_world, environ=machine)
     manifest = tomllib.loads(render(model, "pixi-toml"))
     assert manifest["pypi-dependencies"] == {
         "gpuext": {"path": str(export_world.installed["gpuext"])},
         "plainpkg": "==2.0",
         "tinyvar": {"path": str(export_world.installed["tinyvar"])},
     }
-    # what the conda packages need: cuda-version 12.6 constrains __cuda >=12
-    assert manifest["workspace"]["platforms"] == [{"platform": "linux-64", "cuda": "12"}]
+    # the wheels' driver floor (__cuda >=12.6) and GPU floor (8.0): what pixi can state
+    [platform] = manifest["workspace"]["platforms"]
+    assert platform["cuda"]["driver"] == "12.6"
+    assert platform["cuda"]["arch"] == "8.0"
     # [activation.env] pins the toolkit's 12.6 (not "none", not 12.0), and the target GPU
     # where this machine has one
     env = manifest["activation"]["env"]

@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.export.conftest import ExportWorld, export_prefix
+from variant_bridge import export
 from variant_bridge.errors import ExportError
-from variant_bridge.export import ExportModel, copied_wheels, copy_wheels
+from variant_bridge.export import ExportModel
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, relative_reference
+from variant_bridge.indexes import Downloads
+from variant_bridge.indexes.transport import Transport
+
+
+def _downloads() -> Downloads:
+    """A command's downloads (a folder of its own, removed with the temporary directories)."""
+    return Downloads(Path(tempfile.mkdtemp(prefix="vb-test-wheels-dir-")), transport=Transport())
+
+
+def copy_wheels(model: ExportModel, directory: Path, **options: Any) -> ExportModel:
+    options.setdefault("downloads", _downloads())
+    return export.copy_wheels(model, directory, **options)
+
+
+@contextlib.contextmanager
+def copied_wheels(model: ExportModel, directory: Path, **options: Any) -> Iterator[ExportModel]:
+    options.setdefault("downloads", _downloads())
+    with export.copied_wheels(model, directory, **options) as copied:
+        yield copied
+
 
 pytestmark = pytest.mark.slow
 
@@ -145,7 +170,6 @@ def test_a_remote_wheel_is_fetched_through_the_commands_transport(
     import dataclasses
 
     from tests.worlds.index_server import IndexServer
-    from variant_bridge.indexes.transport import Transport
 
     wheel = export_world.installed["tinyvar"]
     logged: list[str] = []
@@ -158,7 +182,8 @@ def test_a_remote_wheel_is_fetched_through_the_commands_transport(
             dataclasses.replace(exported, pip=pip),
             tmp_path / "wheels",
             relative_to=tmp_path,
-            transport=Transport(log=logged.append),  # --verbose lists this download too
+            # --verbose lists this download too
+            downloads=Downloads(tmp_path / "dl", transport=Transport(log=logged.append)),
         )
     assert f"GET {url}" in logged
 

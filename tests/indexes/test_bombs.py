@@ -88,17 +88,20 @@ def _child(script: str, *args: str) -> dict[str, object]:
 _SELECT = """
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks, SimpleIndex, Transport
-from variant_bridge.jobs.select import Target, parse_requests, select
+from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.jobs.select import parse_requests, select
+from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.translate import supported_properties
 from tests.worlds.index_server import IndexServer
 
 env = Environment("linux-64", (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9")))
-target = Target(env, TargetPython("3.12"), supported_properties(env))
+target = Target(env, TargetPython.parse("3.12"), supported_properties(env))
 
 def choose(source):
     with Transport() as transport, Downloads.temporary(transport=transport) as downloads:
-        (choice,) = select(parse_requests(["bomb"]), [source], target, downloads, deps=False)
+        ctx = Context(Sources((source,)), downloads, target)
+        (choice,) = select(parse_requests(["bomb"]), ctx, deps=False)
     return {"chosen": choice.selected.name,
             "skipped": {s.filename: s.reason for s in choice.files.skipped}}
 
@@ -156,19 +159,21 @@ def test_a_refused_wheel_is_named_when_nothing_else_is_left(bombs: Path) -> None
     from variant_bridge.environment import Environment, VirtualPackage
     from variant_bridge.errors import SelectionError
     from variant_bridge.indexes import Downloads, FindLinks, SimpleIndex, Transport
-    from variant_bridge.jobs.select import Target, parse_requests, select
+    from variant_bridge.jobs.context import Context, Sources
+    from variant_bridge.jobs.select import parse_requests, select
+    from variant_bridge.jobs.target import Target
     from variant_bridge.platform_tags import TargetPython
     from variant_bridge.translate import supported_properties
 
     env = Environment("linux-64", (VirtualPackage("__glibc", "2.36"),))
-    target = Target(env, TargetPython("3.12"), supported_properties(env))
+    target = Target(env, TargetPython.parse("3.12"), supported_properties(env))
     refused = r"lonely-1\.0\.dist-info/METADATA is \d+ bytes, more than the 16777216 read: refused"
     with Transport() as transport, Downloads.temporary(transport=transport) as downloads:
+        ctx = Context(Sources((FindLinks.parse(bombs),)), downloads, target)
         with pytest.raises(SelectionError, match=f"lonely-1.0-py3-none-any.whl: {refused}"):
-            select(parse_requests(["lonely"]), [FindLinks.parse(bombs)], target, downloads)
+            select(parse_requests(["lonely"]), ctx)
         with IndexServer(bombs) as index:
-            (choice,) = select(
-                parse_requests(["lonely"]), [SimpleIndex.parse(index.url)], target, downloads
-            )
+            ctx = Context(Sources((SimpleIndex.parse(index.url),)), downloads, target)
+            (choice,) = select(parse_requests(["lonely"]), ctx)
     assert choice.selected is None
     assert re.search(f"lonely-1.0-py3-none-any.whl: skipped: .*{refused}$", choice.failure())

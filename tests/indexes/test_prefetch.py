@@ -17,12 +17,14 @@ from variant_bridge.indexes import Downloads, Prefetch, SimpleIndex
 from variant_bridge.indexes.simple import ACCEPT
 from variant_bridge.indexes.sources import IndexStrategy
 from variant_bridge.indexes.transport import WORKERS, Transport
-from variant_bridge.jobs.select import Target, parse_requests, select
+from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.jobs.select import parse_requests, select
+from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import TargetPython, target_tags
 from variant_bridge.translate import supported_properties
 
 ENV = Environment("linux-64", (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.9")))
-PYTHON = TargetPython("3.12")
+PYTHON = TargetPython.parse("3.12")
 MARKERS = {"python_version": "3.12", "sys_platform": "linux", "platform_system": "Linux"}
 
 
@@ -56,7 +58,8 @@ def _select(index: IndexServer, workers: int) -> list[tuple[str, str, str | None
     target = Target(ENV, PYTHON, supported_properties(ENV))
     transport = Transport(workers=workers)
     with transport, Downloads.temporary(transport=transport) as downloads:
-        choices = select(parse_requests(["top"]), [SimpleIndex.parse(index.url)], target, downloads)
+        ctx = Context(Sources((SimpleIndex.parse(index.url),)), downloads, target)
+        choices = select(parse_requests(["top"]), ctx)
     return [(c.files.project, c.files.version, c.selected and c.selected.name) for c in choices]
 
 

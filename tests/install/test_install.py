@@ -21,7 +21,7 @@ from variant_bridge.install import Installer, InstallPlan, InstallResult, find_u
 from variant_bridge.install import install as run_install
 from variant_bridge.jobs.install import plan
 from variant_bridge.jobs.select import PackageChoice
-from variant_bridge.platform_tags import TargetPython
+from variant_bridge.platform_tags import PythonSource, TargetPython
 
 pytestmark = pytest.mark.slow
 
@@ -78,7 +78,11 @@ def _venv(path: Path, *, with_pip: bool) -> TargetPython:
         assert uv is not None
         subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=True)
     python = path / "bin" / "python"
-    return TargetPython("{}.{}.{}".format(*sys.version_info[:3]), str(python), source="--python")
+    return TargetPython.parse(
+        "{}.{}.{}".format(*sys.version_info[:3]),
+        executable=str(python),
+        source=PythonSource.OPTION,
+    )
 
 
 def _installed(target: TargetPython) -> dict[str, str | None]:
@@ -191,7 +195,7 @@ def test_a_dry_run_refuses_a_hash_mismatch_like_the_real_run(wheels: Path, tmp_p
 
 
 def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_path: Path) -> None:
-    version_only = TargetPython("3.12.7", source="--python")
+    version_only = TargetPython.parse("3.12.7", source=PythonSource.OPTION)
     choices = choose(["gpupkg"], env=ENV, python=version_only, find_links=[wheels])
     with pytest.raises(InstallError, match="no interpreter to install into"):
         plan_install(choices, python=version_only)
@@ -203,7 +207,7 @@ def test_plan_refuses_without_interpreter_or_compatible_wheel(wheels: Path, tmp_
 
 
 def test_default_installer_is_uv_when_available(wheels: Path) -> None:
-    target = TargetPython("3.12.7", sys.executable)
+    target = TargetPython.parse("3.12.7", executable=sys.executable)
     choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
     assert plan_install(choices, python=target).installer == "uv"
 
@@ -216,7 +220,7 @@ def _no_uv(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("_no_uv")
 def test_pip_when_uv_is_missing_and_a_clear_error_when_uv_is_demanded(wheels: Path) -> None:
-    target = TargetPython("3.12.7", sys.executable)
+    target = TargetPython.parse("3.12.7", executable=sys.executable)
     choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
     assert plan_install(choices, python=target).installer == "pip"
     with pytest.raises(InstallError, match="uv is not installed"):
@@ -284,7 +288,7 @@ def test_installer_failure_keeps_the_cause(tmp_path: Path) -> None:
 
 
 def test_wheels_chosen_for_another_platform_are_not_installed_here(wheels: Path) -> None:
-    target = TargetPython("3.12.7", sys.executable)
+    target = TargetPython.parse("3.12.7", executable=sys.executable)
     choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
     other = "osx-arm64" if host_subdir() != "osx-arm64" else "linux-64"
     with pytest.raises(InstallError, match=rf"chosen for {other}, but .* runs on {host_subdir()}"):
@@ -318,7 +322,7 @@ def test_a_broken_interpreter_is_reported_with_its_cause(
         "#!/bin/sh\necho 'libpython3.12.so: cannot open shared object file' >&2\nexit 127\n"
     )
     broken.chmod(0o755)
-    target = TargetPython("3.12.7", str(broken), source="prefix")
+    target = TargetPython.parse("3.12.7", executable=str(broken), source=PythonSource.PREFIX)
     choices = choose(["gpupkg"], env=ENV, python=target, find_links=[wheels])
     plan = plan_install(choices, python=target, installer=installer, find_links=[wheels])  # type: ignore[arg-type]
     with pytest.raises(InstallError, match=r"libpython3\.12\.so: cannot open shared object file"):

@@ -97,6 +97,19 @@ def _dying(pid: int) -> bool:
     return bool(pending & (1 << (signal.SIGKILL - 1))) or bool(flags & _PF_EXITING)
 
 
+def _orphans_after(children: list[int], *, timeout: float) -> list[int]:
+    """The children still running, neither killed nor dying, once *timeout* has passed (or none
+    as soon as every child is gone or dying). The kernel kills them as their parent dies, but a
+    loaded machine may not have scheduled them yet, and a child forked but not yet exec'd exits
+    by itself once it runs and sees its parent gone: a condition with a deadline, not a sleep."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [pid for pid in children if _alive(pid) and not _dying(pid)]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.01)
+
+
 def _running_against(venv: Path) -> list[str]:
     """Command lines of processes still working on *venv* (an orphaned installer)."""
     hits = []
@@ -156,8 +169,7 @@ def test_kill_9_leaves_no_staging_origin_no_orphan_and_the_next_run_cleans_up(
         process.send_signal(signal.SIGKILL)
         process.wait()
         seen["during a child process" if children else "outside any child"] += 1
-        time.sleep(0.05)  # the kernel kills the children as their parent dies
-        orphans = [pid for pid in children if _alive(pid) and not _dying(pid)]
+        orphans = _orphans_after(children, timeout=10.0)
         assert orphans == [], f"trial {trial}: {_running_against(venv)} outlived the command"
         deadline = time.monotonic() + 5
         while _running_against(venv) and time.monotonic() < deadline:

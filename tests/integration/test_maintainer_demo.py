@@ -22,8 +22,10 @@ from tests.worlds.maintainer import (
     write_stub_recipes,
 )
 from tests.worlds.wheels import make_wheel
+from variant_bridge.environment import VirtualPackage
 from variant_bridge.jobs.check import CheckRequest, run_check
 from variant_bridge.release_check import CheckReport, Level, Topic
+from variant_bridge.solve.solver import solve_specs
 
 PLATFORMS = {
     "null": "manylinux_2_17_x86_64",
@@ -87,6 +89,50 @@ def test_the_conda_packages_carry_the_matrix(demo: Demo) -> None:
         found[match[1]] = int(match[2])
     # per-minor offsets: no two CUDA minors tie, the newest toolkit has the highest number
     assert found == {"cpu": 0, "cuda126": 1, "cuda128": 2, "cuda129": 3, "cuda130": 4}
+
+
+def test_each_cuda_package_constrains_the_gpus_it_runs_on(demo: Demo) -> None:
+    import json as _json
+
+    repodata = _json.loads((demo.channel / "linux-64" / "repodata.json").read_text())
+    constrains = {
+        record["build"].split("_")[0]: record.get("constrains", [])
+        for name, record in repodata["packages.conda"].items()
+        if name.startswith("vbdemo-")
+    }
+    assert constrains == {
+        "cpu": [],
+        "cuda126": ["__cuda_arch >=5.0"],  # sm_50..sm_90 real code, PTX 9.0 for newer GPUs
+        "cuda128": ["__cuda_arch >=8.0,<11|>=12.0"],
+        "cuda129": ["__cuda_arch >=8.0,<11|>=12.0"],
+        "cuda130": ["__cuda_arch >=8.0"],
+    }
+
+
+MACHINE = (VirtualPackage("__glibc", "2.28"), VirtualPackage("__unix", "0"),
+           VirtualPackage("__linux", "6.8"))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("driver", "gpu", "build"),
+    [
+        ("12.9", "5.0", "cuda126"),  # cu128/cu129 have no sm_50 code: the constraint says so
+        ("12.9", "9.0", "cuda129"),  # the newest toolkit the driver runs
+        ("12.9", None, "cuda129"),  # stock conda has no __cuda_arch: nothing is constrained
+        ("13.0", "5.0", "cuda126"),
+        ("13.0", "12.0", "cuda130"),
+        ("13.0", "11.0", "cuda130"),  # Thor: only the 13.0 build has sm_110 code
+    ],
+)
+def test_rattler_solves_the_build_with_code_for_the_gpu(
+    demo: Demo, driver: str, gpu: str | None, build: str
+) -> None:
+    machine = [*MACHINE, VirtualPackage("__cuda", driver)]
+    if gpu is not None:
+        machine.append(VirtualPackage("__cuda_arch", gpu))
+    solved = solve_specs(["vbdemo"], [demo.channel], platform="linux-64", virtual_packages=machine)
+    (vbdemo,) = [p for p in solved if p.name == "vbdemo"]
+    assert vbdemo.build.startswith(f"{build}_"), vbdemo.build
 
 
 def test_generate_index_json_writes_the_expected_variants_json(demo: Demo) -> None:
@@ -156,7 +202,8 @@ def test_a_changed_sm_list_is_named(demo: Demo, tmp_path: Path) -> None:
 
 
 def test_a_raised_glibc_floor_is_named(demo: Demo, tmp_path: Path) -> None:
-    sm = ("80_real", "90_real", "90_virtual")
+    sm = ("50_real", "60_real", "70_real", "75_real", "80_real", "86_real", "90_real",
+          "90_virtual")  # fmt: skip
     dist = remade(
         demo, tmp_path / "dist", "cu126", "manylinux_2_28_x86_64",
         "nvidia :: cuda_version_lower_bound :: 12.6", *(f"nvidia :: sm_arch :: {v}" for v in sm),
@@ -189,3 +236,19 @@ def test_the_matrix_read_back_from_the_conda_side_is_the_declared_one(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert yaml.safe_load(done.stdout) == declared
+
+
+def test_the_guides_check_again_block_is_what_check_prints(demo: Demo) -> None:
+    """docs/maintainers.md "Check again": its lines (the block elides some with ``...``), in
+    order, are what ``check`` prints on the demo's packages and wheels."""
+    doc = (DEMO.parents[2] / "docs" / "maintainers.md").read_text()
+    marker = "<!-- verified: tests/integration/test_maintainer_demo.py (first and last lines) -->"
+    block = doc.split(marker, 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    expected = [line for line in block.splitlines()[1:] if line != "..."]
+    done = variant_bridge("check", "--conda", "channel", "--wheels", "dist", cwd=demo.project)
+    seen = done.stdout.splitlines()
+    assert (seen[0], seen[-1]) == (expected[0], expected[-1])
+    position = 0
+    for line in expected:
+        assert line in seen[position:], line
+        position = seen.index(line, position) + 1

@@ -20,11 +20,12 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from variant_bridge.mappings import TABLE_FILES as MAPPING_FILES
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT: dict[str, Any] = tomlkit.loads((ROOT / "pyproject.toml").read_text()).unwrap()
 PROJECT = PYPROJECT["project"]
 RECIPE = ROOT / "recipes" / "variant-bridge" / "recipe.yaml"
-MAPPING_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
 
 # PyPI name -> conda-forge name, where they differ (runtime and dev dependencies).
 CONDA_NAMES = {"build": "python-build"}

@@ -156,3 +156,22 @@ def test_without_a_toolkit_select_agrees_with_uv(corpus: Path, tmp_path: Path, d
     choice, *_ = json.loads(result.stdout)
     assert choice["selected"]["label"] == uv_picks
     assert uv_picks == {"12.9": "cuda12.8", "13.0": "cuda13.0", "12.4": "cuda12.8"}[driver]
+
+
+def test_uv_skips_the_amd_provider_where_select_picks_rocm(corpus: Path, tmp_path: Path) -> None:
+    """What `variant-bridge env` tells uv users: uv 0.13.9 has no amd provider, so with the AMD
+    provider's own variables set it still installs the null variant; select picks rocm6.4."""
+    base = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
+    amd = {
+        "AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH": "gfx942",
+        "AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION": "6.4.0",
+    }
+    uv_env = {**base, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_NO_CONFIG": "1", **amd}
+    uv_picks = _uv_label(_uv_world(corpus, tmp_path / "uv"), _venv(tmp_path / "venv"), uv_env)
+    world = build_torch_index(corpus, tmp_path / "index")
+    result = run_script(
+        "select", "torch", "-f", str(world), "--no-deps", "--python", "3.12", "--json", env=amd
+    )
+    assert result.returncode == 0, result.stderr
+    choice, *_ = json.loads(result.stdout)
+    assert (uv_picks, choice["selected"]["label"]) == ("null", "rocm6.4")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from variant_bridge.errors import ReleaseInputError
 from variant_bridge.jobs.matrix import MatrixRequest, run_matrix, write_artifacts
 from variant_bridge.maintainer.variant_config import read_rendered_config, read_source_config
 
@@ -89,3 +90,100 @@ def test_from_torchs_variants_the_priority_order_becomes_build_numbers(corpus: P
     # torch's driver floors are not its toolkits: the recipe needs them as a key
     assert "cuda_driver_floor:\n- '12.0'\n- '12.0'\n- '13.0'\n- ''\n" in text
     assert "__cuda >=${{ cuda_driver_floor }}" in result.artifacts["recipe"][1]
+
+
+def test_from_wheels_names_every_variant_it_leaves_out(corpus: Path) -> None:
+    variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
+    result = run_matrix(MatrixRequest(from_wheels=str(variants)))
+    assert result.notes[0] == (
+        "variants rocm7.0, rocm7.1, xpu are not in the matrix: it has no column for namespaces "
+        "amd, intel (their wheels stay as they are; their conda builds are not generated)"
+    )
+
+
+def test_per_major_wheels_give_no_conda_minor(corpus: Path) -> None:
+    variants = corpus / "real/variants-index-test/v0.0.3/cupy/cupy-13.6.0-variants.json"
+    with pytest.raises(ReleaseInputError) as info:
+        run_matrix(MatrixRequest(from_wheels=str(variants)))
+    assert str(info.value) == (
+        f"{variants}: variant 'cu11': its CUDA toolkit is CUDA 11.x (its label 'cu11' says any "
+        "CUDA 11.x (a per-major wheel)); a conda build needs one minor: declare the matrix with "
+        "the minors you build"
+    )
+
+
+def test_a_whole_ci_support_folder_gives_one_platforms_matrix(corpus: Path) -> None:
+    folder = corpus / "maint" / "pytorch-cpu-2.10.0-final" / ".ci_support"
+    lists = ("12.9=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+             "13.0=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX")  # fmt: skip
+    result = run_matrix(MatrixRequest(from_conda=(folder,), arch_lists=lists))
+    assert result.matrix.platform == "linux-64"
+    assert {str(b.cuda) for b in result.matrix.builds} == {"None", "12.9", "13.0"}
+    assert result.notes[0] == (
+        "the matrix of linux-64: the builds for linux-aarch64, osx-64, osx-arm64, win-64 are "
+        "left out (one matrix per platform; pass --platform for another)"
+    )
+    arm = run_matrix(
+        MatrixRequest(from_conda=(folder,), arch_lists=lists, platform="linux-aarch64")
+    )
+    assert arm.matrix.platform == "linux-aarch64"
+
+
+def test_a_global_pinning_is_no_package_matrix(corpus: Path) -> None:
+    pinning = corpus / "maint" / "conda-forge-pinning" / "conda_build_config.yaml"
+    with pytest.raises(ReleaseInputError) as info:
+        run_matrix(MatrixRequest(from_conda=(pinning,)))
+    assert str(info.value).startswith(f"{pinning}: 480 conda builds: more than one package's")
+    assert str(info.value).endswith("read its CUDA axis with --from-pinning")
+
+
+def test_conda_forge_pinning_with_the_cuda_13_migration(corpus: Path) -> None:
+    pinning = corpus / "maint" / "conda-forge-pinning"
+    request = MatrixRequest(
+        from_pinning=pinning / "conda_build_config.yaml",
+        migrations=(pinning / "migrations_cuda130.yaml",),
+        arch_lists=("12.9=75-real;80-real;90;100;120", "13.0=75-real;80-real;90;100;110;120"),
+    )
+    result = run_matrix(request)
+    rows = [(str(b.cuda), b.glibc, b.conda.get("c_compiler_version")) for b in result.matrix.builds]
+    # None and 12.9 from the pinning (CF_CUDA_ENABLED), 13.0 with glibc 2.28 from the migration
+    assert rows == [("None", (2, 17), "15"), ("12.9", (2, 17), "14"), ("13.0", (2, 28), "15")]
+    assert result.matrix.python == (
+        "3.10.* *_cpython", "3.11.* *_cpython", "3.12.* *_cpython", "3.13.* *_cp313",
+    )  # fmt: skip
+    assert dict(result.matrix.conda) == {"cuda_compiler": "cuda-nvcc", "c_stdlib": "sysroot"}
+    assert "its other 480 keys are pins a recipe takes by name, not build axes" in result.notes[0]
+    assert result.order.order == ("null", "cu129", "cu130")
+    # without the migration: the pinning alone builds CUDA 12.9 and CPU
+    alone = run_matrix(MatrixRequest(from_pinning=pinning / "conda_build_config.yaml"))
+    assert [str(b.cuda) for b in alone.matrix.builds] == ["None", "12.9"]
+
+
+def test_a_migration_needs_the_pinning(corpus: Path) -> None:
+    migration = corpus / "maint" / "conda-forge-pinning" / "migrations_cuda130.yaml"
+    with pytest.raises(ReleaseInputError, match="a conda-forge migration, not a variant config"):
+        run_matrix(MatrixRequest(from_conda=(migration,)))
+    with pytest.raises(ReleaseInputError, match="--migration applies to conda-forge's pinning"):
+        run_matrix(MatrixRequest(from_conda=(migration,), migrations=(migration,)))
+
+
+def test_rapids_dependency_file_generator(corpus: Path) -> None:
+    dfg = corpus / "maint" / "cudf-25.12" / "dependencies.yaml"
+    result = run_matrix(
+        MatrixRequest(from_dfg=dfg, arch_lists=("12=70-real;80-real;90", "13=80-real;90"))
+    )
+    assert [(str(b.cuda), b.glibc) for b in result.matrix.builds] == [
+        ("12.9", (2, 28)),
+        ("13.0", (2, 28)),
+    ]
+    assert result.matrix.python == ("3.10", "3.11", "3.12", "3.13")
+    assert result.notes[0].startswith(
+        "dependency-file-generator's files.all matrix for linux-64: cuda 12.9, 13.0"
+    )
+    with pytest.raises(ReleaseInputError, match=r"files\.all builds for arch x86_64, aarch64"):
+        run_matrix(MatrixRequest(from_dfg=dfg, platform="linux-ppc64le"))
+    with pytest.raises(ReleaseInputError, match="dependency-file-generator file, not a variant"):
+        run_matrix(MatrixRequest(from_conda=(dfg,)))
+    # a CUDA 13 build of sm_70 is one nvcc 13 cannot compile: refused naming the build
+    with pytest.raises(ReleaseInputError, match=r"nvcc 13\.0 cannot compile 70_real"):
+        run_matrix(MatrixRequest(from_dfg=dfg, arch_lists=("70-real;80-real",)))

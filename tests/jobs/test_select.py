@@ -18,7 +18,7 @@ from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.select import parse_request
 from variant_bridge.platform_tags import TargetPython
 
-PY = TargetPython("3.12.7")
+PY = TargetPython.parse("3.12.7")
 BASE = (
     VirtualPackage("__glibc", "2.36"),
     VirtualPackage("__archspec", "1", "haswell"),
@@ -157,7 +157,9 @@ def test_bad_requests(
 
 
 def test_a_source_is_required() -> None:
-    with pytest.raises(InvalidTarget, match="no package source"):
+    with pytest.raises(
+        InvalidTarget, match="Give at least one --find-links DIR or --index-url URL"
+    ):
         choose(["gpupkg"], env=_env(None), python=PY)
 
 

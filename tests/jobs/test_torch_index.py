@@ -22,7 +22,7 @@ from variant_bridge.environment import Environment, Source, Toolkit, VirtualPack
 from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import TargetPython
 
-PY = TargetPython("3.12.7")
+PY = TargetPython.parse("3.12.7")
 GPU = "9.0"
 
 

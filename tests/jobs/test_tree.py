@@ -19,12 +19,14 @@ from variant_bridge.environment import (
 from variant_bridge.errors import SelectionError
 from variant_bridge.indexes import Downloads, open_sources
 from variant_bridge.indexes.transport import Transport
-from variant_bridge.jobs.select import PackageChoice, Target, parse_requests, select
+from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.jobs.select import PackageChoice, parse_requests, select
+from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.properties import VariantDescription
 from variant_bridge.translate import supported_properties
 
-PY = TargetPython("3.12.7")
+PY = TargetPython.parse("3.12.7")
 LOWER = "nvidia :: cuda_version_lower_bound :: {}"
 CUDA = {"cu129": [LOWER.format("12.9")], "cu126": [LOWER.format("12.6")]}
 
@@ -105,7 +107,9 @@ def test_without_deps_only_the_requested_packages(world: Path) -> None:
     sources = open_sources([world])
     target = Target(_env("12.9"), PY, supported_properties(_env("12.9")))
     with Downloads.temporary(transport=Transport()) as downloads:
-        choices = select(parse_requests(["app"]), sources, target, downloads, deps=False)
+        choices = select(
+            parse_requests(["app"]), Context(Sources(sources), downloads, target), deps=False
+        )
     assert [c.files.project for c in choices] == ["app"]
 
 
@@ -187,7 +191,11 @@ def test_an_installed_dependency_that_satisfies_is_kept(world: Path) -> None:
     ]
     with Downloads.temporary(transport=Transport()) as downloads:
         tree = _by_name(
-            select(parse_requests(["app"]), sources, target, downloads, installed=installed)
+            select(
+                parse_requests(["app"]),
+                Context(Sources(sources), downloads, target),
+                installed=installed,
+            )
         )
     assert tree["colour"].installed is not None
     assert (tree["colour"].selected, tree["colour"].failed) == (None, False)

@@ -20,7 +20,7 @@ def test_sources_in_uv_order_and_the_packages_named() -> None:
     assert parsed is not None
     assert [s.name for s in parsed.sources] == ["/wheels", A, B, C]  # --index, extra, default
     assert [str(r) for r in parsed.requirements] == ["torch==2.9"]  # a path is not a name
-    assert parsed.strategy is IndexStrategy.UNSAFE_BEST_MATCH
+    assert parsed.sources.strategy is IndexStrategy.UNSAFE_BEST_MATCH
 
 
 def test_uv_environment_variables_add_indexes() -> None:

@@ -14,7 +14,7 @@ from tests.worlds.torch_index import build_torch_index
 from tests.worlds.wheels import make_wheel
 from variant_bridge.errors import ReleaseInputError
 from variant_bridge.maintainer.wheels import read_wheel_side
-from variant_bridge.release import ClaimSource
+from variant_bridge.release import ToolkitBasis
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +37,36 @@ def test_an_index_gives_tags_and_the_pins_of_each_variant(index: IndexServer) ->
     assert cu128 is not None
     claim = cu128.claim()
     assert claim is not None
-    assert (str(claim.cuda), claim.source) == ("12.8", ClaimSource.PINS)
+    assert (str(claim.cuda), claim.basis) == ("12.8", ToolkitBasis.PINS)
     assert claim.text == "pins nvidia-cublas 12.8.4.1 (conda: libcublas, CUDA 12.8)"
     assert cu128.glibc("linux-64") == (2, 28)
     assert cu128.python() == frozenset({"3.12"})
+
+
+def test_an_index_without_ranges_or_metadata_files_opens_no_wheel(torch_index: Path) -> None:
+    """A server offering neither PEP 658 files nor range requests: the variants come from the
+    index's variants.json and the tags from the filenames; the wheels are named, not fetched."""
+    with IndexServer(torch_index, core_metadata=False, ranges=False) as server:
+        side = read_wheel_side(server.url, project="torch")
+        whole = [r for r in server.requests if r.path.endswith(".whl") and r.status == 200]
+    assert side.files_known
+    assert sorted(side.unread) == sorted(
+        f"torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64-{label}.whl"
+        for label in ("cuda12.6", "cuda12.8", "cuda13.0", "null", "rocm6.3", "rocm6.4", "xpu")
+    )
+    cu128 = side.variant("cuda12.8")
+    assert cu128 is not None
+    assert cu128.evidence is None
+    claim = cu128.claim()
+    assert claim is not None
+    assert (str(claim.cuda), claim.basis) == ("12.8", ToolkitBasis.LABEL)  # the label says it
+    assert cu128.glibc("linux-64") == (2, 28)
+    # no wheel was sent whole: at most the first bytes of a range probe the server ignored
+    assert sum(r.sent for r in whole) < 7 * 256 * 1024
+    with IndexServer(torch_index, core_metadata=False, ranges=False) as server:
+        side = read_wheel_side(server.url, project="torch", download=True)
+    assert side.unread == ()
+    assert side.variant("cuda12.8").evidence is not None  # type: ignore[union-attr]
 
 
 def test_a_folder_of_several_projects_needs_the_project(torch_index: Path) -> None:
@@ -80,7 +106,7 @@ def test_a_variants_json_alone_knows_no_tags(corpus: Path) -> None:
     assert (side.project, side.version, side.files_known) == ("torch", "2.10.0", False)
     claim = side.variant("cuda12.6").claim()  # type: ignore[union-attr]
     assert claim is not None
-    assert claim.source is ClaimSource.LABEL
+    assert claim.basis is ToolkitBasis.LABEL
 
 
 def test_variant_repack_declarations_with_their_pins(corpus: Path) -> None:
@@ -106,7 +132,8 @@ def test_variant_repack_declarations_with_their_pins(corpus: Path) -> None:
     cupy = read_wheel_side(str(corpus / "maint" / "variant-repack" / "cupy_variant_config.toml"))
     claim = cupy.variant("cu12").claim()  # type: ignore[union-attr]
     assert claim is not None
-    assert (str(claim.cuda), claim.source) == ("12.0", ClaimSource.LOWER_BOUND)
+    # one wheel per CUDA major (cupy-cuda12x): any 12.x, never a 12.0 build
+    assert (str(claim.cuda), claim.basis, claim.per_major) == ("12", ToolkitBasis.LABEL, True)
 
 
 def test_scikit_build_core_overrides(tmp_path: Path) -> None:

@@ -297,7 +297,7 @@ def test_every_problem_is_reported_at_once(raw: dict[str, Any]) -> None:
             lambda r: r.update({"nvidia.yaml": ["x"]}),
             "nvidia.yaml: expected a mapping at the top level, got a list",
         ),  # wrong top level
-        (lambda r: r.update({"amd.yaml": {}}), "amd.yaml: unexpected table"),  # stray file
+        (lambda r: r.update({"ascend.yaml": {}}), "ascend.yaml: unexpected table"),  # stray file
     ],
 )
 def test_file_level_problems(

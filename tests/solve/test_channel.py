@@ -9,7 +9,10 @@ from pathlib import Path
 from tests.worlds.channel import Channel, Pkg, write_package
 from tests.worlds.wheels import make_wheel
 from variant_bridge.indexes import FindLinks, file_sha256
+from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.index import IndexRequest, index_wheels
+from variant_bridge.jobs.specs import FetchSpec
+from variant_bridge.jobs.target import Target
 from variant_bridge.solve.channel import place_wheel
 
 
@@ -33,12 +36,16 @@ def test_indexing_again_keeps_the_wheels_and_indexes_new_conda_packages(tmp_path
     make_wheel(wheels, "gpulib", "1.0")
     channel = tmp_path / "channel"
     Channel(channel).add([Pkg("zlib", "1.3.1", "h0_0")])
-    request = IndexRequest(channel, "linux-64", (FindLinks.parse(wheels),))
-    index_wheels(request)
+    request = IndexRequest(channel)
+    sources = Sources((FindLinks.parse(wheels),))
+    target = Target.of_platform("linux-64")
+    with Context.open(sources, target, FetchSpec(no_cache=True)) as ctx:
+        index_wheels(request, ctx)
     copy = channel / "wheels" / "gpulib-1.0-py3-none-any.whl"
     first = copy.stat()
     write_package(channel, Pkg("bzip2", "1.0.8", "h0_0"))  # added since, not indexed yet
-    index_wheels(request)
+    with Context.open(sources, target, FetchSpec(no_cache=True)) as ctx:
+        index_wheels(request, ctx)
     repodata = json.loads((channel / "linux-64" / "repodata.json").read_text())
     assert sorted(r["name"] for r in repodata["packages"].values()) == ["bzip2", "zlib"]
     assert [r["name"] for r in repodata["v3"]["whl"].values()] == ["gpulib"]

@@ -26,8 +26,11 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks
 from variant_bridge.indexes.transport import Transport
+from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.index import IndexReport, IndexRequest, index_wheels
-from variant_bridge.jobs.select import Target, parse_requests, select
+from variant_bridge.jobs.select import parse_requests, select
+from variant_bridge.jobs.specs import FetchSpec
+from variant_bridge.jobs.target import Target
 from variant_bridge.platform_tags import TargetPython
 from variant_bridge.priority import Encoding
 from variant_bridge.solve.solver import solve_specs
@@ -35,7 +38,7 @@ from variant_bridge.translate import supported_properties
 
 DRIVERS = ("12.0", "12.4", "12.6", "12.8", "12.9", "13.0", None)
 GPUS = (None, "5.0", "7.5", "8.0", "8.6", "9.0", "10.0", "12.0")
-PY = TargetPython("3.12.7")
+PY = TargetPython.parse("3.12.7")
 BASE = (
     VirtualPackage("__unix", "0"),
     VirtualPackage("__linux", "6.1"),
@@ -116,9 +119,10 @@ class World:
         self.selected: dict[tuple[str | None, ...], str | None] = {}  # select is the slow side
         for encoding in Encoding:
             channel = root / f"channel-{encoding.value}"
-            self.reports[encoding] = index_wheels(
-                IndexRequest(channel, "linux-64", (FindLinks.parse(wheels),), encoding=encoding)
-            )
+            sources = Sources((FindLinks.parse(wheels),))
+            target = Target.of_platform("linux-64")
+            with Context.open(sources, target, FetchSpec(no_cache=True)) as ctx:
+                self.reports[encoding] = index_wheels(IndexRequest(channel, encoding=encoding), ctx)
 
     def solve(
         self, encoding: Encoding, driver: str | None, gpu: str | None, pin: str | None
@@ -142,14 +146,12 @@ class World:
 
     def _select(self, driver: str | None, gpu: str | None, toolkit: str | None) -> str | None:
         kit = Toolkit("cuda-version", toolkit, Source.FROM_CONDA) if toolkit else None
-        env = Environment("linux-64", tuple(machine(driver, gpu)), kit, python=PY.version)
+        env = Environment("linux-64", tuple(machine(driver, gpu)), kit, python=str(PY.version))
         target = Target(env, PY, supported_properties(env))
         with Downloads.temporary(transport=Transport()) as downloads:
             (choice,) = select(  # the project's own variant choice: its tree is not solved here
                 parse_requests([self.project]),
-                [FindLinks.parse(self.wheels)],
-                target,
-                downloads,
+                Context(Sources((FindLinks.parse(self.wheels),)), downloads, target),
                 deps=False,
             )
         assert choice.selected is not None
@@ -250,8 +252,11 @@ def test_an_unpinned_driver_gets_the_newest_build_it_runs_and_its_toolkit(vbdemo
 
 def test_unmapped_variants_are_reported_and_never_chosen(torch29: World) -> None:
     (release,) = [r for r in torch29.reports[Encoding.CELLS].releases if r.project == "torch"]
-    assert [label for label, _ in release.unmapped] == ["rocm6.3", "rocm6.4", "xpu"]
+    assert [label for label, _ in release.unmapped] == ["xpu"]  # intel: no conda counterpart
     for record in release.records:
-        if record.label in ("rocm6.3", "rocm6.4"):
-            assert "__variant_amd" in record.record["depends"]
+        if record.label == "xpu":
+            assert "__variant_intel" in record.record["depends"]
+        if record.label in ("rocm6.3", "rocm6.4"):  # amd is mapped (semantics.md §3a)
+            assert f"rocm-core {record.label[4:]}.*" in record.record["depends"]
+    # No GPU: the ROCm records need __amdgpu_arch, the CUDA ones __cuda.
     assert torch29.solve(Encoding.CELLS, None, None, None) == ("null", None)

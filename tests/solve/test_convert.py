@@ -17,6 +17,7 @@ from tests.worlds.channel import Channel, Pkg, cuda_packages
 from tests.worlds.channel import solve as rattler_solve
 from tests.worlds.prefix import install_prefix
 from tests.worlds.wheels import make_release, make_wheel
+from variant_bridge.indexes.archive import WheelArchive
 from variant_bridge.solve.convert import entry_points
 
 VPS = ("__unix=0", "__linux=6.1", "__glibc=2.36", "__cuda=12.9", "__cuda_arch=9.0")
@@ -59,8 +60,10 @@ def converted(wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return channel
 
 
-def test_entry_points_become_conda_lines() -> None:
-    assert entry_points(ENTRY_POINTS) == ["gpulib-info = gpulib:main", "gpulib-gui = gpulib:gui"]
+def test_entry_points_become_conda_lines(wheels: Path) -> None:
+    wheel = next(wheels.glob("gpulib-1.0-*-cu128.whl"))
+    with WheelArchive(wheel) as archive:
+        assert entry_points(archive) == ["gpulib-info = gpulib:main", "gpulib-gui = gpulib:gui"]
 
 
 def test_packages_carry_the_translated_specs_and_the_wheel_files(converted: Path) -> None:

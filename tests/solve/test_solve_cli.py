@@ -146,7 +146,7 @@ def test_prefix_gets_conda_packages_and_the_wheel_and_detect_sees_both(
     prefix = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
     result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(conda.path),
-                 "--strict", "--platform", "linux-64", *MACHINE, "--prefix", str(prefix),
+                 "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix),
                  "--installer", "uv")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert f"Installed into {prefix}" in result.stdout
@@ -164,11 +164,12 @@ def test_lockfile_is_read_back_by_detect_and_export(
 ) -> None:
     lock = tmp_path / "pixi.lock"
     result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(conda.path),
-                 "--strict", "--platform", "linux-64", *MACHINE, "--lockfile", str(lock))  # fmt: skip
+                 "--strict", "--platform", "linux-64", *MACHINE, "--write-lock", str(lock))  # fmt: skip
     assert result.exit_code == 0, result.output
     text = lock.read_text()
     assert "sha256:" in text
-    assert "- pypi: file://" in text
+    # pixi's installer takes standard filenames: the variant wheel is locked as its copy
+    assert "- pypi: ./variant-wheels/gpulib-1.0-py3-none-any.whl" in text
     detected = cli("detect", "--lockfile", str(lock), "--json")
     assert detected.exit_code == 0, detected.output
     env = json.loads(detected.stdout)
@@ -209,7 +210,7 @@ def test_prefix_from_an_index_without_hashes_is_refused_unless_opted_out(
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True)
     with IndexServer(wheels) as index, index.configured(hashes=False):
         args = ("solve", "gpulib", "python", "--index-url", index.url, "-c", str(conda.path),
-                "--strict", "--platform", "linux-64", *MACHINE, "--prefix", str(prefix),
+                "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix),
                 "--installer", "uv", "--no-cache")  # fmt: skip
         refused = cli(*args)
         assert refused.exit_code == 1
@@ -220,3 +221,167 @@ def test_prefix_from_an_index_without_hashes_is_refused_unless_opted_out(
     assert allowed.exit_code == 0, allowed.output
     detected = json.loads(cli("detect", "--prefix", str(prefix), "--json").stdout)
     assert [d["label"] for d in detected["variant_wheels"] if d["name"] == "gpulib"] == ["cu128"]
+
+
+def test_prefix_without_python_is_refused_before_anything_is_installed(
+    cli: Cli, wheels: Path, tmp_path: Path
+) -> None:
+    """The wheels go into the prefix's interpreter or nowhere, never variant-bridge's own."""
+    # A python record without an interpreter (the world's python packages lay only a text file).
+    python = Pkg("python", HERE_PYTHON, "h0_0_cpython", depends=("__glibc >=2.17,<3.0.a0",))
+    channel = Channel(tmp_path / "conda").add([*cuda_packages(["12.9"]), python])
+    prefix = tmp_path / "env"
+    before = {d.name for d in Path(sys.prefix).glob("lib/python*/site-packages/*")}
+    result = cli("solve", "gpulib", "python", "-f", str(wheels), "-c", str(channel.path),
+                 "--strict", "--platform", "linux-64", *MACHINE, "--into", str(prefix))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "has no bin/python and no package of the solution provides one" in result.stderr
+    assert not prefix.exists()
+    after = {d.name for d in Path(sys.prefix).glob("lib/python*/site-packages/*")}
+    assert after == before
+
+
+def _hostile_package(channel: Path, path: str, *, link: str | None = None) -> None:
+    """A conda package whose paths.json (and tar) name *path*, or a link there to *link*."""
+    import hashlib
+    import io
+    import tarfile
+
+    index = {"name": "evil", "version": "1.0", "build": "h0_0", "build_number": 0,
+             "depends": [], "subdir": "linux-64", "platform": "linux", "arch": "x86_64"}  # fmt: skip
+    entry = (
+        {"_path": path, "path_type": "softlink"}
+        if link is not None
+        else {
+            "_path": path,
+            "path_type": "hardlink",
+            "sha256": hashlib.sha256(b"x").hexdigest(),
+            "size_in_bytes": 1,
+        }
+    )
+    info = {
+        "info/index.json": json.dumps(index).encode(),
+        "info/paths.json": json.dumps({"paths": [entry], "paths_version": 1}).encode(),
+        "info/files": f"{path}\n".encode(),
+    }
+    target = channel / "linux-64" / "evil-1.0-h0_0.tar.bz2"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(target, "w:bz2") as tf:
+        for name, data in info.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            tf.addfile(member, io.BytesIO(data))
+        member = tarfile.TarInfo(path if link is not None else "lib/placeholder")
+        if link is not None:
+            member.type, member.linkname = tarfile.SYMTYPE, link
+            tf.addfile(member)
+        else:
+            member.size = 1
+            tf.addfile(member, io.BytesIO(b"x"))
+
+
+@pytest.mark.parametrize(
+    ("path", "link", "expected"),
+    [
+        ("../../OUTSIDE_trav/x", None, "member '../../OUTSIDE_trav/x' has a '..' component"),
+        ("lib/escape", "../../../../etc", "link 'lib/escape' points to '../../../../etc'"),
+    ],
+)
+def test_prefix_refuses_a_conda_package_with_a_path_outside_it_and_writes_nothing(
+    cli: Cli, tmp_path: Path, path: str, link: str | None, expected: str
+) -> None:
+    channel = Channel(tmp_path / "conda").add([])
+    _hostile_package(channel.path, path, link=link)
+    channel = Channel(channel.path).add([])  # re-index with the hostile package
+    prefix = tmp_path / "p" / "env"
+    result = cli("solve", "evil", "-c", str(channel.path), "--strict", "--platform", "linux-64",
+                 *MACHINE, "--into", str(prefix))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "evil-1.0-h0_0.tar.bz2: " in result.stderr
+    assert expected in result.stderr
+    assert not prefix.exists()
+    assert sorted(p.name for p in (tmp_path / "p").glob("*")) == []
+
+
+def _whole_wheels(index: object) -> list[str]:
+    from tests.worlds.index_server import IndexServer
+
+    assert isinstance(index, IndexServer)
+    return [r.path for r in index.requests
+            if r.path.startswith("/files/") and r.path.endswith(".whl") and not r.range]  # fmt: skip
+
+
+def test_index_from_an_index_url_lists_every_url_and_uses_the_cache(
+    cli: Cli, wheels: Path, tmp_path: Path
+) -> None:
+    from tests.worlds.index_server import IndexServer
+
+    cache = str(tmp_path / "cache")
+    with IndexServer(wheels) as index:
+        base = ("index", index.url, "--project", "gpulib", "--subdir", "linux-64")
+        first = cli(*base, "-o", str(tmp_path / "a"), "--cache-dir", cache, "-v")
+        assert first.exit_code == 0, first.output
+        assert f"GET {index.url}gpulib/" in first.stderr.splitlines()
+        assert _whole_wheels(index) == []  # hashes, sizes and metadata without downloading
+        read = len(index.requests)
+        second = cli(*base, "-o", str(tmp_path / "b"), "--cache-dir", cache)
+        assert second.exit_code == 0, second.output
+        assert [r.path for r in index.requests[read:] if r.path.endswith(".whl")] == []
+        assert "GET " not in second.stderr  # no --verbose, no lines
+
+
+def test_index_and_convert_take_a_file_url_as_an_index(
+    cli: Cli, wheels: Path, tmp_path: Path
+) -> None:
+    # A file:// simple index (project pages as index.html, as pip reads it) is an index, not a
+    # find-links directory: it needs --project, and its project page is read.
+    import hashlib
+
+    page = tmp_path / "simple" / "gpulib" / "index.html"
+    page.parent.mkdir(parents=True)
+    links = [
+        f'<a href="{wheel.as_uri()}#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}">'
+        f"{wheel.name}</a>"
+        for wheel in sorted(wheels.iterdir())
+    ]
+    page.write_text("<html><body>" + "".join(links) + "</body></html>")
+    url = (tmp_path / "simple").as_uri() + "/"
+    refused = cli("index", url, "-o", str(tmp_path / "ch"))
+    assert refused.exit_code == 2
+    assert "needs --project NAME" in refused.stderr
+    done = cli("index", url, "--project", "gpulib", "-o", str(tmp_path / "ch"),
+               "--subdir", "linux-64", "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    labels = {r["label"] for r in json.loads(done.stdout)["releases"][0]["records"]}
+    assert {"cu126", "cu128"} <= labels
+
+
+def test_convert_fetches_each_wheel_once_and_verbose_lists_it(
+    cli: Cli, wheels: Path, tmp_path: Path
+) -> None:
+    from tests.worlds.index_server import IndexServer
+
+    with IndexServer(wheels) as index:
+        result = cli("convert", index.url, "--project", "gpulib", "-o", str(tmp_path / "ch"),
+                     "--subdir", "linux-64", "--no-cache", "-v", "--json")  # fmt: skip
+        assert result.exit_code == 0, result.output
+        fetched = _whole_wheels(index)
+        base = index.base
+    assert fetched
+    assert sorted(fetched) == sorted(set(fetched))
+    for path in fetched:
+        assert f"GET {base}{path}" in result.stderr.splitlines()
+    assert len(json.loads(result.stdout)["packages"]) >= 3
+
+
+def test_solve_index_url_names_one_index_and_old_spellings_say_the_new_names(
+    cli: Cli, wheels: Path
+) -> None:
+    twice = cli("solve", "gpulib", "--index-url", "http://a.example/simple",
+                "--index-url", "http://b.example/simple")  # fmt: skip
+    assert twice.exit_code == 2
+    assert "--extra-index-url" in twice.stderr
+    for old, new in (("--prefix", "--into PREFIX"), ("--lockfile", "--write-lock FILE")):
+        moved = cli("solve", "gpulib", "-f", str(wheels), old, "x")
+        assert moved.exit_code == 2
+        assert f"use {new}" in moved.stderr

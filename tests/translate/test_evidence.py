@@ -32,7 +32,7 @@ from variant_bridge.translate.evidence import (
 )
 from variant_bridge.translate.supported import SupportedProperties
 
-LINUX = target_environment(Environment("linux-64"), TargetPython("3.12.4"))
+LINUX = target_environment(Environment("linux-64"), TargetPython.parse("3.12.4"))
 
 
 @pytest.fixture(scope="module")

@@ -553,12 +553,19 @@ def test_aarch64_version_regex_escapes_dots() -> None:
     ("prop", "reason"),
     [
         (
-            "amd :: gfx_arch :: gfx942",
+            "ascend :: npu_type :: 910b",
             (
-                "no mapping for namespace 'amd' "
-                "(variant-bridge maps nvidia, x86_64, aarch64, abi_dependency)"
+                "no mapping for namespace 'ascend' "
+                "(variant-bridge maps nvidia, amd, x86_64, aarch64, abi_dependency)"
             ),
         ),  # §5 never dropped
+        (
+            "intel :: device_ip :: 20.1.0",
+            (
+                "intel :: device_ip has no conda counterpart (no conda virtual package describes "
+                "an Intel GPU); the bridge never maps it"
+            ),
+        ),  # never pretended
         (
             "nvidia :: driver :: 550",
             (
@@ -636,9 +643,13 @@ def test_aarch64_version_regex_escapes_dots() -> None:
             "'2." + "9" * 20 + "' is not a release prefix",
         ),  # emitted `pytorch 2.999…*`, past rattler's 64-bit numbers
         (
-            "amd :: gfx_arch :: " + "x" * 200,
-            "no mapping for namespace 'amd'",
+            "ascend :: npu_type :: " + "x" * 200,
+            "no mapping for namespace 'ascend'",
         ),  # the reason quotes the namespace only
+        (
+            "amd :: gfx_arch :: " + "x" * 200,
+            "'" + "x" * 80 + "…' (200 characters) is not an AMD GPU name like 'gfx942'",
+        ),  # a long value is clipped
         (
             "nvidia :: " + "f" * 200 + " :: 1",
             "nvidia has no feature '" + "f" * 80 + "…' (200 characters) (known:",
@@ -657,14 +668,14 @@ def test_unmapped_with_reasons(prop: str, reason: str) -> None:
 def test_unmapped_and_mapped_mix_and_duplicates_collapse() -> None:
     props = [
         P("nvidia :: cuda_version_lower_bound :: 12.8"),
-        P("amd :: gfx_arch :: gfx942"),
+        P("ascend :: npu_type :: 910b"),
         P("nvidia :: cuda_version_lower_bound :: 12.8"),
     ]
     translation = to_conda_specs(props)
     assert translation.specs == ("__cuda >=12.8", "cuda-version >=12.8,<13")
-    assert [str(p) for p, _ in translation.unmapped] == ["amd :: gfx_arch :: gfx942"]
+    assert [str(p) for p, _ in translation.unmapped] == ["ascend :: npu_type :: 910b"]
     assert translation.as_dict()["unmapped"] == [
-        {"property": "amd :: gfx_arch :: gfx942", "reason": translation.unmapped[0][1]}
+        {"property": "ascend :: npu_type :: 910b", "reason": translation.unmapped[0][1]}
     ]
 
 
@@ -790,7 +801,12 @@ ENV_NONE = make_env(platform="linux-aarch64")
         (
             ENV_D126,
             "amd :: gfx_arch :: gfx942",
-            "no mapping for namespace 'amd'",
+            "needs an AMD GPU, but no __amdgpu: no AMD GPU (or CONDA_OVERRIDE_AMDGPU is empty)",
+        ),  # no AMD GPU
+        (
+            ENV_D126,
+            "ascend :: npu_type :: 910b",
+            "no mapping for namespace 'ascend'",
         ),  # unmapped namespace
     ],
 )

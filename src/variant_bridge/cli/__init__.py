@@ -54,6 +54,7 @@ _COMMANDS = {
     "translate": ("translate", "translate"),
     "select": ("select", "select"),
     "install": ("install", "install"),
+    "doctor": ("doctor", "doctor"),
     "env": ("env", "env"),
     "run": ("env", "run"),
     "export": ("export", "export"),
@@ -128,6 +129,7 @@ def main() -> None:
       variant-bridge translate --from-conda __cuda=12.9 cuda-version=12.6
       variant-bridge select torch --index-url https://download.pytorch.org/whl/variant/
       variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX"
+      variant-bridge doctor --prefix "$CONDA_PREFIX"
       variant-bridge run -- uv pip install --preview-features wheel-variants torch
       variant-bridge export --format pixi-toml -o pixi.toml
     """

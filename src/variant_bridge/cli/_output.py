@@ -17,16 +17,20 @@ from variant_bridge.environment import Environment, PythonDistribution, VirtualP
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 if TYPE_CHECKING:
+    from variant_bridge.health import Detail, Finding, Fix, HealthReport
     from variant_bridge.translate.evidence import InstalledToolkit, ToolkitEvidence
 
 __all__ = [
     "echo_environment",
+    "echo_findings",
     "echo_json",
     "echo_notes",
     "echo_supported",
     "environment_json",
     "evidence_json",
+    "finding_json",
     "heading",
+    "health_json",
     "json_option",
     "supported_json",
 ]
@@ -140,8 +144,10 @@ def _installed_json(dist: PythonDistribution, toolkit: InstalledToolkit | None) 
     }
 
 
-def environment_json(env: Environment, supported: SupportedProperties) -> dict[str, Any]:
-    """The ``detect --json`` object."""
+def environment_json(
+    env: Environment, supported: SupportedProperties, health: HealthReport | None = None
+) -> dict[str, Any]:
+    """The ``detect --json`` object (*health*: what ``doctor`` finds there, if examined)."""
     toolkits = _installed_toolkits(env, supported)
     return {
         "origin": env.origin,
@@ -160,6 +166,27 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
                 "source": str(env.toolkit.source),
             }
         ),
+        # The ROCm runtime (amd :: rocm_version), each GPU when several are known, and the
+        # features no conda package describes (Intel's device_ip), each with its source.
+        "rocm": (
+            None
+            if env.rocm is None
+            else {
+                "package": env.rocm.package,
+                "version": env.rocm.version,
+                "source": str(env.rocm.source),
+            }
+        ),
+        "gpus": [_virtual_package_json(vp) for vp in env.gpus],
+        "declared_features": [
+            {
+                "namespace": d.namespace,
+                "feature": d.feature,
+                "values": list(d.values),
+                "source": str(d.source),
+            }
+            for d in env.declared_features
+        ],
         **supported_json(supported),
         "variant_wheels": [
             _installed_json(dist, toolkits.get(dist.name))
@@ -168,19 +195,79 @@ def environment_json(env: Environment, supported: SupportedProperties) -> dict[s
         ],
         # Variant wheels installed as conda packages (variant-bridge convert).
         "conda_variants": [_installed_json(dist, None) for dist in env.conda_variants],
-        "notes": [*env.notes, *supported.notes, *_mismatch_notes(env, toolkits)],
+        "notes": [*env.notes, *supported.notes],
+        "health": health_json(health),
+    }
+
+
+def _fix_json(fix: Fix) -> dict[str, Any]:
+    return {
+        "kind": fix.kind.value,
+        "packages": list(fix.packages),
+        "command": fix.command,
+        "argv": list(fix.argv),
+        "complete": fix.complete,
+        "note": fix.note,
+    }
+
+
+def _detail_json(detail: Detail) -> dict[str, Any]:
+    from variant_bridge.health import Disagreement, LibraryCopies  # only with findings
+
+    if isinstance(detail, LibraryCopies):
+        return {
+            "pypi": detail.pypi,
+            "pypi_version": detail.pypi_version,
+            "conda": detail.conda,
+            "conda_version": detail.conda_version,
+            "basis": detail.basis.value,
+            "pypi_said": detail.pypi_said,
+            "conda_said": detail.conda_said,
+            "required_by": list(detail.required_by),
+        }
+    if isinstance(detail, Disagreement):
+        return {
+            "name": detail.name,
+            "version": detail.version,
+            "label": detail.label,
+            "reasons": [{"kind": r.kind.value, "text": r.text} for r in detail.reasons],
+            "runs_here": detail.runs_here,
+            "toolkit_only": detail.toolkit_only,
+            "toolkit": detail.toolkit,
+            "origin": detail.origin,
+            "sha256": detail.sha256,
+        }
+    return {"name": detail.name, "version": detail.version, "installer": detail.installer}
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """One health finding (``doctor --json``, ``detect --json``'s ``health``; docs/cli.md)."""
+    return {
+        "id": finding.id,
+        "kind": finding.kind.value,
+        "severity": finding.severity.value,
+        "subject": finding.subject,
+        "message": finding.message,
+        "fixes": [_fix_json(f) for f in finding.fixes],
+        "details": _detail_json(finding.detail),
+    }
+
+
+def health_json(report: HealthReport | None) -> dict[str, Any]:
+    """An environment's health; ``None``: nothing was examined (no PyPI side)."""
+    if report is None:
+        return {"healthy": True, "worst": None, "checked": 0, "findings": [], "problems": []}
+    worst = report.worst
+    return {
+        "healthy": report.healthy,
+        "worst": worst.value if worst is not None else None,
+        "checked": report.checked,
+        "findings": [finding_json(f) for f in report.findings],
+        "problems": list(report.problems),
     }
 
 
 # -- text --------------------------------------------------------------------------------------
-
-
-def _mismatch_notes(env: Environment, toolkits: dict[str, InstalledToolkit]) -> list[str]:
-    return [
-        f"warning: installed {dist}: {toolkits[dist.name].refused}"
-        for dist in env.python_packages
-        if dist.name in toolkits and toolkits[dist.name].refused
-    ]
 
 
 def _rows(rows: Iterable[Sequence[str]], *, indent: str = _INDENT) -> None:
@@ -261,6 +348,20 @@ def echo_notes(notes: Sequence[str]) -> None:
             click.echo(_wrap(f"- {note}", indent=_INDENT))
 
 
+def _echo_devices(env: Environment) -> None:
+    """The ROCm runtime, each GPU when several are known, and features with no conda
+    counterpart; nothing when there is none of them."""
+    rows = []
+    if env.rocm is not None:
+        rows.append(("ROCm runtime", str(env.rocm), str(env.rocm.source)))
+    rows += [("GPU", str(vp), str(vp.source)) for vp in env.gpus]
+    rows += [("no conda counterpart", str(d), str(d.source)) for d in env.declared_features]
+    if rows:
+        heading("GPUs and runtimes beyond the virtual packages")
+        _rows(rows)
+        click.echo()
+
+
 def echo_environment(
     env: Environment,
     supported: SupportedProperties,
@@ -268,11 +369,13 @@ def echo_environment(
     title: str | None = None,
     locked: bool = False,
     notes: Sequence[str] = (),
+    health: HealthReport | None = None,
 ) -> None:
     """The human ``detect`` report (also ``translate --from-conda``'s).
 
     :param locked: *env* is a lock file's (its wheels are locked, not installed).
     :param notes: the command's own notes, shown first.
+    :param health: what ``doctor`` finds there (a prefix or lock), shown before the notes.
     """
     # detect names where the platform and Python came from; given specs (a title) are declared.
     facts = [env.platform if title else f"{env.platform} ({env.platform_source})"]
@@ -292,6 +395,7 @@ def echo_environment(
     else:
         click.echo(f"{_INDENT}(none solved in this environment)")
     click.echo()
+    _echo_devices(env)
     echo_supported(supported)
     wheels = [dist for dist in env.python_packages if dist.variant_label is not None]
     toolkits = _installed_toolkits(env, supported) if wheels else {}
@@ -313,4 +417,25 @@ def echo_environment(
         for dist in env.conda_variants:
             props = "; ".join(str(p) for p in dist.variant.properties) if dist.variant else ""
             click.echo(_wrap(f"{dist} {props or '(null variant)'}", indent=_INDENT))
-    echo_notes([*notes, *env.notes, *supported.notes, *_mismatch_notes(env, toolkits)])
+    if health is not None:
+        click.echo()
+        heading("Health (variant-bridge doctor)")
+        if health.findings:
+            echo_findings(health, indent=_INDENT)
+        else:
+            click.echo(f"{_INDENT}no problems found ({health.checked} PyPI distributions checked)")
+    echo_notes([*notes, *env.notes, *supported.notes])
+
+
+def echo_findings(report: HealthReport, *, indent: str = "") -> None:
+    """One line per finding (``severity: message``), then its fixes (``fix:``, alternatives
+    ``or:``); a fix the previous finding already printed is not repeated (one command removes
+    every orphan)."""
+    previous: tuple[Fix, ...] = ()
+    for finding in report.findings:
+        click.echo(f"{indent}{finding.severity.value}: {finding.message}")
+        if finding.fixes == previous:
+            continue
+        previous = finding.fixes
+        for i, fix in enumerate(finding.fixes):
+            click.echo(f"{indent}    {'fix:' if i == 0 else 'or: '} {fix}")

@@ -13,7 +13,8 @@ import subprocess
 
 import click
 
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
+from variant_bridge.cli._options import environment_options, fetch_options
+from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec
 from variant_bridge.uv_settings import SHELL_FORMATS, ShellFormat, UvSettings
 
 __all__ = ["COMMAND_NOT_EXECUTABLE", "COMMAND_NOT_FOUND", "env", "run"]
@@ -24,13 +25,14 @@ COMMAND_NOT_EXECUTABLE = 126
 """Exit status of ``run`` when the command exists but cannot be executed (as in POSIX shells)."""
 
 
-def _settings(env_options: EnvironmentOptions) -> UvSettings:
+def _settings(environment: EnvironmentSpec) -> UvSettings:
     # Heavy imports (rattler, archspec, the mapping tables) only once a command runs.
+    from variant_bridge.jobs.target import detect
     from variant_bridge.translate import supported_properties
     from variant_bridge.uv_settings import uv_settings
 
-    detected = env_options.detect()
-    supported = supported_properties(detected, policy=env_options.cuda_policy)
+    detected = detect(environment)
+    supported = supported_properties(detected, policy=environment.cuda_policy)
     return uv_settings(detected, supported, environ=os.environ)
 
 
@@ -49,7 +51,7 @@ def _echo_notes(settings: UvSettings) -> None:
     show_default=True,
     help="How to print the variables: for sh/bash/zsh, fish, PowerShell, a .env file, or JSON.",
 )
-def env(*, env_options: EnvironmentOptions, shell: ShellFormat) -> None:
+def env(*, environment: EnvironmentSpec, shell: ShellFormat) -> None:
     """Print the variables that make uv's built-in variant providers agree with an environment.
 
     uv (uv pip install --preview-features wheel-variants) picks CUDA wheels from the driver
@@ -69,7 +71,7 @@ def env(*, env_options: EnvironmentOptions, shell: ShellFormat) -> None:
     """
     from variant_bridge.uv_settings import format_variables
 
-    settings = _settings(env_options)
+    settings = _settings(environment)
     click.echo(format_variables(settings.variables, shell), nl=False)
     _echo_notes(settings)
 
@@ -80,11 +82,18 @@ def env(*, env_options: EnvironmentOptions, shell: ShellFormat) -> None:
     context_settings={"allow_interspersed_args": False},
 )
 @environment_options()
+@fetch_options()
 @click.argument(
     "command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]..."
 )
 @click.pass_context
-def run(ctx: click.Context, *, env_options: EnvironmentOptions, command: tuple[str, ...]) -> None:
+def run(
+    ctx: click.Context,
+    *,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
+    command: tuple[str, ...],
+) -> None:
     """Run CMD with the variables `variant-bridge env` prints, and exit with its status.
 
     CMD is looked up on PATH. If it does not exist, one error line is printed and the exit
@@ -98,28 +107,29 @@ def run(ctx: click.Context, *, env_options: EnvironmentOptions, command: tuple[s
       variant-bridge run -- uv pip install torch --index-url https://download.pytorch.org/whl/variant
       variant-bridge run --prefix "$CONDA_PREFIX" -- uv pip install --dry-run mypkg
     """
-    settings = _settings(env_options)
-    _echo_notes(settings)
-    _warn_invisible_variants(command)
+    settings = _settings(environment)
+    if not fetch.quiet:
+        _echo_notes(settings)
+    _warn_invisible_variants(command, fetch)
     ctx.exit(_run(command, settings.applied_to(os.environ)))
 
 
-def _warn_invisible_variants(command: tuple[str, ...]) -> None:
-    """Say when uv cannot see variant wheels that `select` can (docs/semantics.md §6.2)."""
+def _warn_invisible_variants(command: tuple[str, ...], fetch: FetchSpec) -> None:
+    """Say when uv cannot see variant wheels that `select` can (docs/semantics.md §6.2): the
+    indexes uv's command names are read through this command's fetching (cache, --verbose)."""
     from variant_bridge.jobs.uv_view import parse_uv_command
 
     parsed = parse_uv_command(command)
     if parsed is None:
         return
-    import sys
-
-    from packaging.version import Version
-
+    from variant_bridge.cli._fetching import echo_notes, reporter
+    from variant_bridge.jobs.context import open_downloads
     from variant_bridge.jobs.uv_view import invisible_variants
 
-    python = Version(".".join(str(part) for part in sys.version_info[:3]))
-    for note in invisible_variants(parsed, python=python):
-        click.echo(f"note: {note}", err=True)
+    with open_downloads(fetch, reporter()) as downloads:
+        notes = invisible_variants(parsed, downloads=downloads)
+    if not fetch.quiet:
+        echo_notes([*notes, *downloads.notes])
 
 
 def _run(command: tuple[str, ...], environ: dict[str, str]) -> int:

@@ -11,13 +11,19 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from variant_bridge._version import __version__
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options, usage_errors
-from variant_bridge.cli._fetching import FetchOptions, fetch_options
+from variant_bridge.cli._fetching import echo_notes, reporter
+from variant_bridge.cli._options import (
+    environment_options,
+    fetch_options,
+    output_option,
+    source_options,
+)
 from variant_bridge.cli._output import echo_json, json_option
 
 if TYPE_CHECKING:
     from variant_bridge.export import ExportFormat
-    from variant_bridge.jobs.export import ExportOutput, ExportResult
+    from variant_bridge.jobs.export import ExportResult
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
 
 __all__ = ["export"]
 
@@ -26,25 +32,23 @@ __all__ = ["export"]
 _FORMATS = ("environment-yml", "pixi-toml", "pylock")
 _PIN_MODES = ("exact", "version", "none")
 
-_FLAGS = {
-    "targets": "--target",
-    "format_": "--format",
-    "extra_index_urls": "--extra-index-url",
-    "output": "-o",
-}
-
-
 # How the file was made, not what it holds: left out of the header (a cache path is this machine's).
 _NOT_RECORDED = frozenset({"as_json", "force", "cache_dir", "no_cache", "quiet", "verbose"})
 
 
-def _command_line(params: dict[str, Any]) -> str:
-    """A canonical, deterministic rendering of the options given (for the file header)."""
+def _command_line(ctx: click.Context) -> str:
+    """A canonical, deterministic rendering of the options given (for the file header): in the
+    order ``--help`` lists them, defaults left out."""
     words = ["variant-bridge", "export"]
-    for key, value in params.items():
-        if key in _NOT_RECORDED or value in (None, False, ()):
+    for param in ctx.command.params:
+        value = ctx.params.get(str(param.name))
+        if (
+            not isinstance(param, click.Option)
+            or param.name in _NOT_RECORDED
+            or value in (None, False, (), param.default)
+        ):
             continue
-        flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
+        flag = max(param.opts, key=len)  # the long spelling
         if value is True:
             words.append(flag)
         elif isinstance(value, tuple):
@@ -66,11 +70,10 @@ def _command_line(params: dict[str, Any]) -> str:
         "pylock; other *.toml: pixi-toml), else environment-yml."
     ),
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE (atomically) instead of stdout.",
+@output_option(
+    metavar="FILE",
+    what="the file written (atomically; never overwritten without --force). Default: stdout",
+    directory=False,
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing -o FILE.")
 @click.option(
@@ -103,21 +106,17 @@ def _command_line(params: dict[str, Any]) -> str:
     help="Leave out the __cuda/__cuda_arch/... requirements the variant wheels imply.",
 )
 @click.option(
-    "--find-links",
-    "-f",
-    "find_links",
-    multiple=True,
-    metavar="DIR|URL",
-    help="Where the variant wheels can be found, to pin their URL and hash (repeatable).",
+    "--strict-host-requirements",
+    "strict_host_requirements",
+    is_flag=True,
+    help=(
+        "Write every host requirement as a requirement, also those the receiving client cannot "
+        "check by itself: environment.yml then needs the conda plugin that provides "
+        "__cuda_arch (nvidia-virtual-packages), and a pixi export fails when no platform entry "
+        "can state one. Default: those go into the header and stderr."
+    ),
 )
-@click.option("--index-url", metavar="URL", help="A simple index holding the variant wheels.")
-@click.option(
-    "--extra-index-url",
-    "extra_index_urls",
-    multiple=True,
-    metavar="URL",
-    help="More simple indexes (repeatable).",
-)
+@source_options()
 @click.option(
     "--allow-unpinned",
     is_flag=True,
@@ -135,18 +134,22 @@ def _command_line(params: dict[str, Any]) -> str:
 )
 @click.option(
     "--pin-filenames",
+    "--no-copy",
+    "pin_filenames",
     is_flag=True,
     help=(
-        "Pin the variant wheels by their own variant filenames (no copies), which only "
-        "installers with wheel-variant support accept."
+        "Pin the variant wheels by their own variant files, URL or path with its sha256 (no "
+        "copies), which only installers with wheel-variant support accept. --no-copy is the "
+        "same."
     ),
 )
 @fetch_options()
 @json_option
 def export(
     *,
-    env_options: EnvironmentOptions,
-    fetch: FetchOptions,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
+    sources: SourceSpec,
     format_: ExportFormat | None,
     output: Path | None,
     force: bool,
@@ -156,9 +159,7 @@ def export(
     no_builds: bool,
     from_history: bool,
     no_host_requirements: bool,
-    find_links: tuple[str, ...],
-    index_url: str | None,
-    extra_index_urls: tuple[str, ...],
+    strict_host_requirements: bool,
     allow_unpinned: bool,
     wheels_dir: Path | None,
     pin_filenames: bool,
@@ -178,7 +179,8 @@ def export(
     Written to a file, the variant wheels are copied byte for byte into variant-wheels/ beside
     it under names pip 23 and uv accept, and pinned there by relative paths; --pin-filenames
     pins the variant files themselves (only installers with wheel-variant support accept them),
-    --wheels-dir DIR copies elsewhere.
+    --wheels-dir DIR copies elsewhere. Wheels are looked up in --find-links/--index-url in the
+    order select consults them (uv's), and a wheel fetched to compare it is the file copied.
 
     \b
     Examples:
@@ -191,32 +193,32 @@ def export(
       variant-bridge export -f ./wheels -o pylock.toml
     """
     # Here, not at the top: every command module is imported when the CLI starts.
-    from variant_bridge.export import IndexOptions, format_for
+    from variant_bridge.export import format_for
+    from variant_bridge.jobs.context import Context
     from variant_bridge.jobs.export import ExportOutput, ExportRequest, run_export
 
-    if env_options.platform is not None and env_options.lockfile is None:
+    if environment.platform is not None and environment.lockfile is None:
         raise click.UsageError("--platform needs --lockfile (a prefix's platform is its records')")
+    if no_host_requirements and strict_host_requirements:
+        raise click.UsageError("--no-host-requirements contradicts --strict-host-requirements")
     if no_builds and pin not in (None, "version"):
         raise click.UsageError(f"--no-builds means --pin version; it contradicts --pin {pin}")
     pin_mode = pin or ("version" if no_builds else "exact")
     chosen = format_ or format_for(update) or format_for(output) or "environment-yml"
+    # Both checked before the environment is read (contradictions: usage errors).
     destination = ExportOutput(chosen, output, update, force, wheels_dir, pin_filenames)
-    _check_output(destination)
     request = ExportRequest(
-        env_options,
         name=name,
         from_history=from_history,
         pin=pin_mode,  # type: ignore[arg-type]  # click.Choice(_PIN_MODES)
         host_requirements=not no_host_requirements,
+        strict_host_requirements=strict_host_requirements,
         allow_unpinned=allow_unpinned,
-        indexes=IndexOptions(index_url, extra_index_urls, find_links),
-        producer=f"variant-bridge {__version__}: "
-        + _command_line(click.get_current_context().params),
-        cache_dir=fetch.cache_root(),
-        transport=fetch.downloads().transport,
+        producer=f"variant-bridge {__version__}: " + _command_line(click.get_current_context()),
     )
-    with usage_errors():
-        result = run_export(request, destination)
+    with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
+        result = run_export(request, destination, ctx)
+        notes = ctx.notes
     if as_json:
         echo_json(_summary(result))
     elif result.written is None:
@@ -224,32 +226,7 @@ def export(
     if result.written is not None:
         click.echo(_wrote(result, updated=update is not None), err=True)
     if (result.written is not None or not as_json) and not fetch.quiet:
-        for note in result.notes:
-            click.echo(f"note: {note}", err=True)
-
-
-def _check_output(output: ExportOutput) -> None:
-    """The output options that contradict each other: usage errors (exit status 2)."""
-    if output.update is not None and output.path is not None:
-        raise click.UsageError("--update edits FILE in place; it cannot be combined with -o")
-    if output.update is not None and output.format != "pixi-toml":
-        raise click.UsageError("--update edits pixi manifests only (pixi.toml, pyproject.toml)")
-    if output.format == "pylock" and output.pin_filenames:
-        raise click.UsageError(
-            "--pin-filenames cannot be used with pylock.toml: packaging and uv refuse variant "
-            "wheel filenames in a lock (it names installable copies)"
-        )
-    if output.format == "pylock" and output.path is None and output.wheels_dir is None:
-        raise click.UsageError(
-            "a pylock.toml names copies of the variant wheels: write it with -o FILE (the "
-            "copies go beside it) or pass --wheels-dir DIR"
-        )
-    if output.pin_filenames and output.wheels_dir is not None:
-        raise click.UsageError("--pin-filenames pins the variant files; it excludes --wheels-dir")
-    if output.path is not None and output.path.name == "pyproject.toml":
-        raise click.UsageError(
-            "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"
-        )
+        echo_notes([*result.notes, *notes])
 
 
 def _wrote(result: ExportResult, *, updated: bool) -> str:
@@ -278,6 +255,7 @@ def _summary(result: ExportResult) -> dict[str, Any]:
                 "rattler_spec": h.rattler_spec,
                 "wheels": list(h.wheels),
                 "expressible": h.expressible,
+                "plugin": h.plugin,
             }
             for h in model.host_requirements
         ],

@@ -8,31 +8,31 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._fetching import FetchOptions, fetch_options
-from variant_bridge.cli._output import echo_json, json_option
-from variant_bridge.cli.select import (
-    _choose,
-    _reason,
-    _source_options,
-    _SourceOptions,
-    _summary,
-    _warn_duplicates,
-    choice_json,
+from variant_bridge.cli._fetching import echo_notes, reporter
+from variant_bridge.cli._options import (
+    environment_options,
+    fetch_options,
+    no_deps_option,
+    source_options,
 )
+from variant_bridge.cli._output import echo_json, json_option
+from variant_bridge.cli.select import _reason, _summary, _warn_duplicates, choice_json
 
 if TYPE_CHECKING:
     from variant_bridge.indexes.trust import VerifiedFile
     from variant_bridge.install import InstallResult
-    from variant_bridge.jobs.select import PackageChoice, Target
+    from variant_bridge.jobs.select import PackageChoice
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
+    from variant_bridge.jobs.target import Target
 
 __all__ = ["install"]
 
 
 @click.command(short_help="Install the variant wheels select chooses, with uv or pip.")
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
-@_source_options
-@environment_options()
+@source_options()
+@no_deps_option
+@environment_options(python=True)
 @click.option(
     "--installer",
     type=click.Choice(["uv", "pip"]),
@@ -46,9 +46,10 @@ __all__ = ["install"]
 def install(
     *,
     packages: tuple[str, ...],
-    sources: _SourceOptions,
-    env_options: EnvironmentOptions,
-    fetch: FetchOptions,
+    sources: SourceSpec,
+    no_deps: bool,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
     installer: str | None,
     dry_run: bool,
     as_json: bool,
@@ -70,31 +71,32 @@ def install(
       variant-bridge install mypkg -f ./wheels --prefix "$CONDA_PREFIX" --installer pip
       variant-bridge install mypkg -f ./wheels --dry-run --json
     """
-    from variant_bridge.install import install as run_install
-    from variant_bridge.jobs.install import plan
+    from variant_bridge.jobs.context import Context
+    from variant_bridge.jobs.install import prepare_install, run_install
+    from variant_bridge.jobs.select import parse_requests
 
-    # The chosen remote wheels are downloaded (hash-checked) once, into `downloads`: first to read
-    # their requirements for the tree, then to install them.
-    downloads = fetch.downloads()
-    chosen = _choose(
-        packages, env_options, sources, downloads, fetch_chosen=True, read_installed=not dry_run
-    )
-    target, choices = chosen.target, chosen.choices
-    install_plan = plan(
-        choices,
-        python=target.python,
-        installer=installer,  # type: ignore[arg-type]
-        platform=target.env.platform,
-        require_hashes=fetch.require_hashes,
-    )
-    if not as_json:
-        click.echo(_summary(target))
-        for choice in choices:
-            click.echo(f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}")
-            click.echo(f"      {_reason(choice)}")
-    _warn_duplicates(choices)
-    result = run_install(install_plan, downloads=downloads, dry_run=dry_run, state=chosen.state)
-    fetch.echo_notes(downloads)
+    requests = parse_requests(packages)
+    with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
+        # The chosen remote wheels are downloaded (hash-checked) once, into the context's
+        # downloads: first to read their requirements for the tree, then to install them.
+        prepared = prepare_install(
+            requests,
+            ctx,
+            deps=not no_deps,
+            installer=installer,  # type: ignore[arg-type]  # click.Choice(["uv", "pip"])
+            dry_run=dry_run,
+        )
+        target, choices = ctx.target, prepared.choices
+        if not as_json:
+            click.echo(_summary(target))
+            for choice in choices:
+                click.echo(
+                    f"  {choice.files.project} {choice.files.version}: {_file_or_kept(choice)}"
+                )
+                click.echo(f"      {_reason(choice)}")
+        _warn_duplicates(choices, target.supported)
+        result = run_install(prepared, ctx, dry_run=dry_run)
+        echo_notes(ctx.notes)
     if as_json:
         echo_json(_install_json(choices, result, target))
     else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from variant_bridge.cli._output import echo_json, json_option
+from variant_bridge.errors import VariantBridgeError
 
 if TYPE_CHECKING:
     from variant_bridge.jobs.matrix import MatrixResult
@@ -77,14 +78,36 @@ def _echo_report(result: MatrixResult) -> None:
     metavar="DIR|FILE|URL",
     help="Derive the matrix from the wheel side: wheels folder, *-variants.json, declaration.",
 )
+@click.option(
+    "--from-pinning", type=click.Path(path_type=Path), metavar="FILE",
+    help=(
+        "Derive the matrix from conda-forge's global pinning (conda-forge-pinning's "
+        "conda_build_config.yaml): its CUDA axis and python, evaluated with CF_CUDA_ENABLED=True."
+    ),
+)  # fmt: skip
+@click.option(
+    "--migration", "migrations", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+    help="With --from-pinning: a conda-forge migration to apply (cuda130.yaml); repeatable.",
+)  # fmt: skip
+@click.option(
+    "--from-dfg", type=click.Path(path_type=Path), metavar="FILE",
+    help=(
+        "Derive the matrix from a RAPIDS dependency-file-generator dependencies.yaml: a files "
+        "entry's cuda and arch axes, its Pythons and sysroot glibc."
+    ),
+)  # fmt: skip
+@click.option(
+    "--file-key", metavar="KEY",
+    help="With --from-dfg: the files entry (default: the one whose matrix has a cuda axis).",
+)  # fmt: skip
 @click.option("--project", metavar="NAME", help="The project name (and the wheels' project).")
 @click.option("--version", "version", metavar="VERSION", help="The release version.")
 @click.option(
     "--arch-list",
     "arch_lists",
     multiple=True,
-    metavar="[CUDA=]LIST",
-    help="With --from-conda: the CUDA architectures per CUDA version (as for check).",
+    metavar="[PLATFORM,KEY=VALUE:][CUDA=]LIST",
+    help="With --from-conda/-pinning/-dfg: the CUDA architectures per CUDA version (as for check).",
 )
 @click.option(
     "--lower-bound",
@@ -133,6 +156,10 @@ def matrix(
     declaration: Path | None,
     from_conda: tuple[Path, ...],
     from_wheels: str | None,
+    from_pinning: Path | None,
+    migrations: tuple[Path, ...],
+    from_dfg: Path | None,
+    file_key: str | None,
     project: str | None,
     version: str | None,
     arch_lists: tuple[str, ...],
@@ -159,6 +186,9 @@ def matrix(
       variant-bridge matrix -o generated/
       variant-bridge matrix --from-conda .ci_support/ --emit matrix
       variant-bridge matrix --from-wheels dist/ --emit variants-yaml
+      variant-bridge matrix --from-pinning conda_build_config.yaml \\
+          --migration migrations/cuda130.yaml --arch-list "13.0=75-real;80-real;90;100;120"
+      variant-bridge matrix --from-dfg dependencies.yaml --file-key all
     """
     from variant_bridge.jobs.matrix import MatrixRequest, report_json, run_matrix, write_artifacts
 
@@ -166,15 +196,23 @@ def matrix(
         raise click.UsageError("--emit prints a file; --json prints the report: choose one.")
     if force and output_dir is None:
         raise click.UsageError("--force only applies with -o/--output-dir.")
-    if declaration is None and not from_conda and not from_wheels:
+    if declaration is None and not (from_conda or from_wheels or from_pinning or from_dfg):
         declaration = Path("pyproject.toml")
     request = MatrixRequest(
-        declaration=declaration, from_conda=from_conda, from_wheels=from_wheels, project=project,
+        declaration=declaration, from_conda=from_conda, from_wheels=from_wheels,
+        from_pinning=from_pinning, migrations=migrations, from_dfg=from_dfg, file_key=file_key,
+        project=project,
         version=version, arch_lists=arch_lists, lower_bound=lower_bound,  # type: ignore[arg-type]
         providers=providers, platform=platform, plain_wheel=plain_wheel,  # type: ignore[arg-type]
     )  # fmt: skip
-    result = run_matrix(request)
-    written = write_artifacts(result, output_dir, force=force) if output_dir is not None else []
+    try:
+        result = run_matrix(request)
+        written = write_artifacts(result, output_dir, force=force) if output_dir else []
+    except VariantBridgeError as e:
+        if as_json:  # a failure is a JSON error object too (the error: line goes to stderr)
+            message = " ".join(str(e).split()) or type(e).__name__
+            echo_json({"ok": False, "error": {"type": type(e).__name__, "message": message}})
+        raise
     if emit is not None:
         if emit not in result.artifacts:
             from variant_bridge.errors import ReleaseInputError
@@ -182,7 +220,7 @@ def matrix(
             raise ReleaseInputError(f"no {emit} for this matrix: {'; '.join(result.notes)}")
         click.echo(result.artifacts[emit][1], nl=False)
     elif as_json:
-        data = report_json(result, request)
+        data = {"ok": True, **report_json(result, request)}
         data["written"] = [str(p) for p in written]
         echo_json(data)
     else:

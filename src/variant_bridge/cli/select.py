@@ -1,187 +1,38 @@
 """``variant-bridge select``: the dependency tree, each wheel agreeing with the environment.
 
-Also the pieces ``install`` (:mod:`.install`) shares: the source options, choosing, the JSON of a
-choice and the summary of the view.
+Also the pieces ``install`` (:mod:`.install`) shares: the JSON of a choice and the summary of
+the view.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge._values import value
-from variant_bridge.cli._environment import EnvironmentOptions, environment_options
-from variant_bridge.cli._fetching import FetchOptions, fetch_options
+from variant_bridge.cli._fetching import echo_notes, reporter
+from variant_bridge.cli._options import (
+    environment_options,
+    fetch_options,
+    no_deps_option,
+    source_options,
+)
 from variant_bridge.cli._output import echo_json, evidence_json, heading, json_option
 
 if TYPE_CHECKING:
-    from variant_bridge.environment import PythonDistribution
-    from variant_bridge.indexes import Downloads, IndexSource
-    from variant_bridge.install import State
     from variant_bridge.jobs.select import (
         Duplicate,
         PackageChoice,
         RequiredBy,
-        Target,
         VariantToolkit,
     )
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
+    from variant_bridge.jobs.target import Target
+    from variant_bridge.translate.supported import SupportedProperties
 
 __all__ = ["choice_json", "select"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-_SOURCE_FIELDS = ("find_links", "index_url", "extra_index_urls", "python", "index_strategy",
-                  "no_deps")  # fmt: skip
-
-
-def _source_options(command: F) -> F:
-    """The package sources and the target interpreter, passed as ``sources: _SourceOptions``."""
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> Any:
-        kwargs["sources"] = _SourceOptions(*(kwargs.pop(name) for name in _SOURCE_FIELDS))
-        return command(**kwargs)
-
-    function = cast("F", wrapper)
-    function = click.option(
-        "--no-deps",
-        "no_deps",
-        is_flag=True,
-        help="Only the packages named: do not resolve their dependencies.",
-    )(function)
-    function = click.option(
-        "--index-strategy",
-        "index_strategy",
-        type=click.Choice(["first-index", "unsafe-best-match"]),
-        default="first-index",
-        show_default=True,
-        help="Which indexes are consulted for a project, as uv: only the first that has it, or "
-        "every index merged (the best version wins wherever it is).",
-    )(function)
-    function = click.option(
-        "--python",
-        "python",
-        metavar="PY",
-        help="The target interpreter: a path or a version like 3.12. Default: the prefix's "
-        "python if it has one, else the running one.",
-    )(function)
-    function = click.option(
-        "--extra-index-url",
-        "extra_index_urls",
-        multiple=True,
-        metavar="URL",
-        help="More simple indexes (repeatable); as uv, they take precedence over --index-url, "
-        "earlier ones first.",
-    )(function)
-    function = click.option(
-        "--index-url",
-        "index_url",
-        metavar="URL",
-        help="A PEP 503 / PEP 691 simple index, e.g. https://example.org/simple/.",
-    )(function)
-    return click.option(
-        "--find-links",
-        "-f",
-        "find_links",
-        multiple=True,
-        metavar="DIR",
-        help="A directory (or page) of wheels and *-variants.json files (repeatable).",
-    )(function)
-
-
-@value
-class _SourceOptions:
-    """What :func:`_source_options` parsed: the package sources and the target interpreter."""
-
-    find_links: tuple[str, ...]
-    index_url: str | None
-    extra_index_urls: tuple[str, ...]
-    python: str | None
-    index_strategy: str = "first-index"
-    no_deps: bool = False
-
-    def open(self, env_options: EnvironmentOptions) -> tuple[IndexSource, ...]:
-        """The sources, each checked once and named by the option that carried it, in uv's order
-        of precedence (find-links, every --extra-index-url, then --index-url)."""
-        from variant_bridge.indexes import FindLinks, SimpleIndex
-
-        if not self.find_links and self.index_url is None and not self.extra_index_urls:
-            raise click.UsageError("Give at least one --find-links DIR or --index-url URL.")
-        if self.python is not None and any(
-            t.partition("=")[0].strip() == "python" for t in env_options.targets
-        ):
-            raise click.UsageError(
-                "Give the target Python once: --python or --target python=, not both."
-            )
-        indexes = [SimpleIndex.parse(u, option="--extra-index-url") for u in self.extra_index_urls]
-        if self.index_url:
-            indexes.append(SimpleIndex.parse(self.index_url, option="--index-url"))
-        return (*(FindLinks.parse(location) for location in self.find_links), *indexes)
-
-
-@value
-class _Chosen:
-    target: Target
-    choices: tuple[PackageChoice, ...]
-    state: State | None = None
-    """What the target interpreter had installed, when it was asked."""
-
-
-def _choose(
-    packages: Sequence[str],
-    env_options: EnvironmentOptions,
-    given: _SourceOptions,
-    downloads: Downloads,
-    *,
-    fetch_chosen: bool = False,
-    read_installed: bool = False,
-) -> _Chosen:
-    """Check every input, detect, then run the ``select`` job.
-
-    :param read_installed: ask the target interpreter what it has installed (a real install);
-        otherwise what detection read from the prefix counts when its python is the target.
-    """
-    from variant_bridge.detect.interpreter import resolve_target_python
-    from variant_bridge.indexes import IndexStrategy
-    from variant_bridge.jobs.select import Target, parse_requests, select
-    from variant_bridge.translate import supported_properties
-
-    sources = given.open(env_options)
-    requests = parse_requests(packages)
-    env = env_options.detect()
-    python = resolve_target_python(given.python, env, prefix=env.prefix)
-    if env_options.strict and python.source == "running":
-        from variant_bridge.cli import CliError
-
-        raise CliError(
-            f"--strict: the target Python would be this machine's ({python}); pass --python "
-            "or --target python=, or read a prefix or lock that has one"
-        )
-    target = Target(env, python, supported_properties(env, policy=env_options.cuda_policy))
-    state = None
-    if read_installed and python.executable is not None:
-        from variant_bridge.install import read_state
-
-        state = read_state(python.executable)
-        installed: Iterable[PythonDistribution] = state.distributions.values()
-    else:
-        installed = env.python_packages if python.source == "prefix" else ()
-    choices = select(
-        requests,
-        sources,
-        target,
-        downloads,
-        fetch_chosen=fetch_chosen,
-        strategy=IndexStrategy(given.index_strategy),
-        deps=not given.no_deps,
-        installed=installed,
-    )
-    return _Chosen(target, choices, state)
 
 
 def _duplicate_json(duplicate: Duplicate) -> dict[str, str]:
@@ -347,6 +198,8 @@ def _summary(target: Target) -> str:
     if env.cuda is None:
         facts.append("no __cuda")
     facts.append(f"{toolkit} ({toolkit.source})" if toolkit else "no cuda-version")
+    if env.rocm is not None:
+        facts.append(f"{env.rocm} ({env.rocm.source})")
     facts.append(f"CUDA policy {target.supported.policy}")
     return (
         f"Environment: {env.origin} ({env.platform}, {env.platform_source}); "
@@ -354,25 +207,48 @@ def _summary(target: Target) -> str:
     )
 
 
-def _warn_duplicates(choices: Sequence[PackageChoice]) -> None:
+def _warn_duplicates(
+    choices: Sequence[PackageChoice], supported: SupportedProperties | None = None
+) -> None:
+    """Duplicated CUDA libraries, and (given *supported*) a GPU no build has code for."""
     sys.stdout.flush()  # keep the report and the warnings in order when both go to one pipe
     for choice in choices:
         for duplicate in choice.duplicates:
             click.echo(f"warning: {duplicate.message}", err=True)
+        fallback = _gpu_fallback(choice, supported) if supported is not None else None
+        if fallback is not None:
+            click.echo(f"warning: {fallback}", err=True)
+
+
+def _gpu_fallback(choice: PackageChoice, supported: SupportedProperties) -> str | None:
+    from variant_bridge.translate.gpus import gpu_fallback
+
+    chosen = choice.chosen
+    if chosen is None:
+        return None
+    variants = [v.variant.description for v in choice.selection.verdicts if v.variant]
+    return gpu_fallback(
+        f"{choice.files.project} {choice.files.version}",
+        chosen.variant.description if chosen.variant is not None else None,
+        variants,
+        supported,
+    )
 
 
 @click.command(short_help="Choose the variant wheel that agrees with the environment.")
 @click.argument("packages", nargs=-1, required=True, metavar="PKG[==VER]...")
-@_source_options
-@environment_options()
+@source_options()
+@no_deps_option
+@environment_options(python=True)
 @fetch_options()
 @json_option
 def select(
     *,
     packages: tuple[str, ...],
-    sources: _SourceOptions,
-    env_options: EnvironmentOptions,
-    fetch: FetchOptions,
+    sources: SourceSpec,
+    no_deps: bool,
+    environment: EnvironmentSpec,
+    fetch: FetchSpec,
     as_json: bool,
 ) -> None:
     """Choose, for each package, the wheel consistent with the environment's conda view
@@ -386,18 +262,23 @@ def select(
       variant-bridge select mypkg==1.0 -f ./wheels --prefix "$CONDA_PREFIX" --json
       variant-bridge select mypkg -f ./wheels -t cuda=12.8 -t cuda_arch=9.0 --python 3.12
     """
-    # The chosen wheels' requirements are read (downloading a wheel only when the index offers
-    # neither PEP 658 metadata nor ranges), so that select resolves the tree install installs.
-    downloads = fetch.downloads()
-    chosen = _choose(packages, env_options, sources, downloads, fetch_chosen=True)
-    target, choices = chosen.target, chosen.choices
-    if as_json:
-        echo_json([choice_json(c) for c in choices])
-    else:
-        click.echo(_summary(target))
-        _echo_tree(choices)
-    _warn_duplicates(choices)
-    fetch.echo_notes(downloads)
+    from variant_bridge.jobs.context import Context
+    from variant_bridge.jobs.select import parse_requests
+    from variant_bridge.jobs.select import select as choose
+
+    requests = parse_requests(packages)
+    with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
+        # The chosen wheels' requirements are read (downloading a wheel only when the index
+        # offers neither PEP 658 metadata nor ranges), so select resolves the tree install
+        # installs.
+        choices = choose(requests, ctx, fetch_chosen=True, deps=not no_deps)
+        if as_json:
+            echo_json([choice_json(c) for c in choices])
+        else:
+            click.echo(_summary(ctx.target))
+            _echo_tree(choices)
+        _warn_duplicates(choices, ctx.target.supported)
+        echo_notes(ctx.notes)
     failed = [c for c in choices if c.failed]
     if failed:
         from variant_bridge.cli import CliError

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge.cli._environment import usage_errors
-from variant_bridge.cli._fetching import FetchOptions, fetch_options
+from variant_bridge.cli._fetching import reporter
+from variant_bridge.cli._options import (
+    environment_options,
+    fetch_options,
+    priority_option,
+    source_options,
+)
 from variant_bridge.cli._output import echo_json, echo_notes, heading, json_option
-from variant_bridge.cli.index import priority_option, release_json
+from variant_bridge.cli.index import release_json
 
 if TYPE_CHECKING:
     from variant_bridge.environment import Environment
     from variant_bridge.jobs.solve import SolveResult
+    from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec, SourceSpec
 
 __all__ = ["result_json", "solve"]
 
@@ -34,7 +39,9 @@ def _channel_dir(text: str) -> Path:
     return path.absolute()
 
 
-def result_json(result: SolveResult, env: Environment) -> dict[str, Any]:
+def result_json(
+    result: SolveResult, env: Environment, fetched: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The ``--json`` shape of ``solve`` (docs/cli.md)."""
     return {
         "specs": list(result.specs),
@@ -62,12 +69,13 @@ def result_json(result: SolveResult, env: Environment) -> dict[str, Any]:
         ],
         "installed": str(result.installed) if result.installed else None,
         "lockfile": str(result.lockfile) if result.lockfile else None,
+        "manifest": str(result.manifest) if result.manifest else None,
         "index": [release_json(r) for r in result.releases],
-        "notes": list(result.notes),
+        "notes": [*result.notes, *fetched],
     }
 
 
-def _echo(result: SolveResult, env: Environment) -> None:
+def _echo(result: SolveResult, env: Environment, fetched: tuple[str, ...]) -> None:
     heading(f"Solution for {' '.join(result.specs)} on {result.platform}")
     click.echo("  virtual packages: " + ", ".join(str(vp) for vp in env.virtual_packages))
     for package in result.conda:
@@ -79,17 +87,9 @@ def _echo(result: SolveResult, env: Environment) -> None:
         click.echo(f"Installed into {result.installed}")
     if result.lockfile:
         click.echo(f"Wrote {result.lockfile}")
-    echo_notes(list(result.notes))
-
-
-def _environment(platform: str | None, targets: tuple[str, ...], strict: bool) -> Environment:
-    """The virtual packages to solve for: this machine's (with CONDA_OVERRIDE_*), or declared.
-    ``$CONDA_PREFIX`` is not read: the solve starts from nothing."""
-    from variant_bridge.detect import detect_environment
-
-    variables = {k: v for k, v in os.environ.items() if k != "CONDA_PREFIX"}
-    with usage_errors():
-        return detect_environment(platform=platform, targets=targets, env=variables, strict=strict)
+    if result.manifest:
+        click.echo(f"Wrote {result.manifest} (the manifest the lock satisfies)")
+    echo_notes([*result.notes, *fetched])
 
 
 @click.command(
@@ -105,44 +105,28 @@ def _environment(platform: str | None, targets: tuple[str, ...], strict: bool) -
     metavar="DIR",
     help="A local conda channel (directory or file:// URL), after the wheels (repeatable).",
 )
-@click.option(
-    "--find-links",
-    "-f",
-    "find_links",
-    multiple=True,
-    metavar="DIR",
-    help="Wheels to index on the fly: a directory of wheels and *-variants.json (repeatable).",
+@source_options()
+@environment_options(
+    cuda_policy=False,
+    reads=False,
+    moved={"--prefix": "--into PREFIX", "--lockfile": "--write-lock FILE"},
 )
-@click.option(
-    "--index-url",
-    "index_urls",
-    multiple=True,
-    metavar="URL",
-    help="A simple index whose projects named by SPECS are indexed on the fly (repeatable).",
-)
-@click.option("--platform", metavar="SUBDIR", help="The conda platform. Default: this machine's.")
-@click.option(
-    "--target",
-    "-t",
-    "targets",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Declare a virtual package instead of detecting it (cuda=12.9, cuda_arch=9.0, "
-    "archspec=haswell, glibc=2.28; repeatable). CONDA_OVERRIDE_* work too.",
-)
-@click.option("--strict", is_flag=True, help="Detect nothing: declared facts and pixi's defaults.")
 @priority_option
 @click.option(
-    "--prefix",
+    "--into",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Install the solution there: conda packages with rattler, then the wheels with uv or "
-    "pip into the prefix's Python.",
+    metavar="PREFIX",
+    help="Install the solution into PREFIX: conda packages with rattler, then the wheels with "
+    "uv or pip into its Python.",
 )
 @click.option(
-    "--lockfile",
+    "--write-lock",
+    "write_lock",
     type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
     help="Write the solution as a pixi.lock (conda packages, and the wheels as pypi entries "
-    "with their sha256).",
+    "with their sha256: variant wheels as plain-named copies in variant-wheels/ beside it) and "
+    "a pixi.toml beside it that the lock satisfies (or update the one there).",
 )
 @click.option("--installer", type=click.Choice(("uv", "pip")), help="Default: uv if found.")
 @fetch_options(hashes=True)
@@ -151,51 +135,42 @@ def solve(
     *,
     specs: tuple[str, ...],
     channels: tuple[str, ...],
-    find_links: tuple[str, ...],
-    index_urls: tuple[str, ...],
-    platform: str | None,
-    targets: tuple[str, ...],
-    strict: bool,
+    sources: SourceSpec,
+    environment: EnvironmentSpec,
     priority: str,
-    prefix: Path | None,
-    lockfile: Path | None,
+    into: Path | None,
+    write_lock: Path | None,
     installer: str | None,
-    fetch: FetchOptions,
+    fetch: FetchSpec,
     as_json: bool,
 ) -> None:
     """Solve conda SPECS with variant wheels in the same solve (py-rattler).
 
     The wheels' variant properties become requirements on virtual packages and cuda-version,
     their priority becomes build numbers, so the solver picks the wheel `select` would pick for
-    the same machine and toolkit, and the cuda-version that goes with it.
+    the same machine and toolkit, and the cuda-version that goes with it. Wheels come from
+    --find-links (every project) and the indexes (the projects SPECS name), consulted in uv's
+    order. The solve starts from nothing: $CONDA_PREFIX is not read.
 
     \b
     Examples:
       variant-bridge solve torch -f ./wheels -c ./conda-channel
       variant-bridge solve torch "cuda-version 12.6.*" -f ./wheels -c ./ch -t cuda=12.9
-      variant-bridge solve torch -f ./wheels -c ./ch --prefix ./env --lockfile pixi.lock
+      variant-bridge solve torch -f ./wheels -c ./ch --into ./env --write-lock pixi.lock
     """
     from variant_bridge.cli import _native
-    from variant_bridge.indexes import FindLinks, IndexSource, SimpleIndex
+    from variant_bridge.jobs.context import Context
     from variant_bridge.jobs.solve import SolveRequest
     from variant_bridge.jobs.solve import solve as run_solve
     from variant_bridge.priority import Encoding
 
     channel_dirs = tuple(_channel_dir(c) for c in channels)
-    sources: tuple[IndexSource, ...] = (
-        *(FindLinks.parse(f) for f in find_links),
-        *(SimpleIndex.parse(u, option="--index-url") for u in index_urls),
-    )
-    env = _environment(platform, targets, strict)
-    request = SolveRequest(
-        specs, env, channel_dirs, sources, Encoding(priority), prefix, lockfile, installer,
-        require_hashes=fetch.require_hashes,
-    )  # fmt: skip
+    request = SolveRequest(specs, channel_dirs, Encoding(priority), into, write_lock, installer)
     _native.request_clean_exit()
-    downloads = fetch.downloads()
-    result = run_solve(request, downloads)
-    fetch.echo_notes(downloads)
+    with Context.open(sources, environment, fetch, reporter=reporter()) as ctx:
+        result = run_solve(request, ctx)
+        env, fetched = ctx.target.env, ctx.notes
     if as_json:
-        echo_json(result_json(result, env))
+        echo_json(result_json(result, env, fetched))
     else:
-        _echo(result, env)
+        _echo(result, env, fetched)

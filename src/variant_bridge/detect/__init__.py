@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from variant_bridge._values import value
+from variant_bridge.detect.devices import complete_devices
 from variant_bridge.detect.exported_pins import split_exported_pins
 from variant_bridge.detect.facts import (
     Fact,
@@ -70,6 +71,7 @@ def detect_environment(
     targets: Mapping[str, str] | Iterable[str] = (),
     env: Mapping[str, str] | None = None,
     strict: bool = False,
+    machine: Sequence[VirtualPackage] | None = None,
 ) -> Environment:
     """Build the snapshot of one target environment.
 
@@ -84,6 +86,10 @@ def detect_environment(
     :param strict: use nothing of this machine's (semantics.md §11): the virtual packages are
         the declared ones over pixi's documented platform defaults, never detected; a platform or
         Python that would be this machine's is an error.
+    :param machine: this machine's virtual packages as a host supplies them (a conda plugin:
+        conda's own, ``Source.supplied("conda")``), used instead of rattler's detection;
+        declarations and override variables still win, and for another platform (or *strict*)
+        neither is used.
     :raises InvalidTarget: invalid targets/overrides, conflicting options, a declared toolkit
         conda could not solve beside the driver.
     :raises DetectionError: the machine, prefix or lock file cannot be read; with *strict*, a
@@ -158,11 +164,21 @@ def detect_environment(
         measure=result.platform == host and not read.lock_declared and not strict,
         lock_declared=read.lock_declared,
         notes=notes,
+        machine=machine,
     )
     if declared.get("python"):
         result = replace(result, python=declared["python"], python_source=Source.TARGET)
     toolkit = _toolkit(result.toolkit, target_toolkit(declared, tables=tables), notes)
     done = replace(result, virtual_packages=virtual_packages, toolkit=toolkit)
+    done = complete_devices(
+        done,
+        declared=declared,
+        decided=decided,
+        variables=variables,
+        measure=result.platform == host and not read.lock_declared and not strict,
+        tables=tables,
+        notes=notes,
+    )
     _check_toolkit(done, notes)
     if strict:
         _refuse_undeclared(done)
@@ -297,6 +313,8 @@ def _from_lockfile(
         origin=locked.origin,
         platform_source=Source.LOCKFILE,
         python_source=Source.LOCKFILE if locked.python else None,
+        lockfile=str(lockfile),
+        lock_environment=environment,
     )
     chosen_by = None if platform or target_platform else "the locked platform"
     return _Read(result, chosen_by, _parse_declared(locked.declared_virtual_packages, notes))
@@ -377,6 +395,7 @@ def _virtual_packages(
     measure: bool,
     lock_declared: tuple[VirtualPackage, ...],
     notes: list[str],
+    machine: Sequence[VirtualPackage] | None = None,
 ) -> tuple[VirtualPackage, ...]:
     """The declared facts over a base: this machine's detection when *measure*, else the lock's
     declarations (pixi.lock v7 ``platforms:``) completed by pixi's platform defaults."""
@@ -386,7 +405,9 @@ def _virtual_packages(
         platform_defaults,
     )
 
-    if measure:
+    if measure and machine is not None:
+        base = tuple(machine)
+    elif measure:
         cuda = decided.get("__cuda")
         base = detect_virtual_packages(cuda=None if cuda is None else (cuda.value or ""))
     else:
@@ -404,14 +425,20 @@ def _virtual_packages(
             vp_name, version, build = fact_virtual_package(fact)
             packages[vp_name] = VirtualPackage(vp_name, version, build, fact.source)
 
-    arch = packages.get("__cuda_arch")
-    if arch is not None and "__cuda" not in packages:
+    # A GPU architecture needs its driver package, as in rattler (__amdgpu_arch without
+    # __amdgpu cannot be declared with --target: the key declares both).
+    for arch_name, driver in (("__cuda_arch", "__cuda"), ("__amdgpu_arch", "__amdgpu")):
+        arch = packages.get(arch_name)
+        if arch is None or driver in packages:
+            continue
         if arch.source == Source.TARGET:
+            key = driver.removeprefix("__")
             raise InvalidTarget(
-                f"--target cuda_arch={arch.version!r} needs __cuda (declare --target cuda=...)"
+                f"--target {arch_name[2:]}={arch.version!r} needs {driver} "
+                f"(declare --target {key}=...)"
             )
-        del packages["__cuda_arch"]
-        notes.append(f"__cuda_arch from {arch.source} dropped: no __cuda")
+        del packages[arch_name]
+        notes.append(f"{arch_name} from {arch.source} dropped: no {driver}")
     return tuple(sorted(packages.values(), key=lambda vp: vp.name))
 
 

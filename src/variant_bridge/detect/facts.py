@@ -7,6 +7,13 @@ pure Python, with the shapes of :mod:`variant_bridge.virtual_packages` that ``tr
 --from-conda`` uses too: rattler accepts nonsense such as ``CONDA_OVERRIDE_CUDA=abc`` and fails on
 ``١٢.٨`` or numbers past 64 bits with a message that blames detection.
 
+``--target cuda_arch=8.0,9.0`` (and ``amdgpu_arch=gfx942,gfx90a``) declares several GPUs: the
+fact's value is the one conda's virtual package takes (the lowest compute capability; for AMD the
+first listed, as rattler takes the GPU with the most compute units), and :attr:`Fact.several`
+keeps them all, so a choice can be asked to run on every GPU (docs/clusters.md). The AMD keys
+take gfx names too (``gfx942`` is ``9.4.2``). ``rocm_version`` declares the ROCm runtime and
+``device_ip`` Intel's GPU IPs, which no conda package describes.
+
 An empty ``--target`` or ``CONDA_OVERRIDE_*`` value declares the virtual package *absent* (CEP 30);
 an empty provider variable is *unset*, as in the provider (which tests its truthiness), and
 ``none`` declares the package absent. The provider's GPU variable also takes the CMake spelling
@@ -22,6 +29,7 @@ from variant_bridge import _archspec
 from variant_bridge._values import value
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.gfx_archs import isa_of, isa_text, parse_isa
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.virtual_packages import (
     TOOLKIT_SHAPE,
@@ -32,14 +40,18 @@ from variant_bridge.virtual_packages import (
 
 __all__ = [
     "Fact",
+    "amd_provider_facts",
     "check_value",
     "conda_override_facts",
     "fact_virtual_package",
     "normalize_sm_arch",
     "parse_targets",
     "provider_override_facts",
+    "rocm_override",
+    "rocm_version_shape",
     "target_facts",
     "target_keys",
+    "target_rocm",
     "target_toolkit",
 ]
 
@@ -69,6 +81,9 @@ class Fact:
     value: str | None
     source: Source
     raw: str = ""
+    several: tuple[str, ...] = ()
+    """Every GPU's value when several were declared (``--target cuda_arch=8.0,9.0``), the
+    deciding one included; empty for one value."""
 
 
 def _virtual_packages(tables: MappingTables) -> dict[str, str]:
@@ -82,11 +97,43 @@ def _toolkit_keys(tables: MappingTables) -> dict[str, str]:
     return {name.replace("-", "_"): name for name in tables.nvidia.toolkit_packages}
 
 
+_ROCM_KEY = "rocm_version"
+_ROCM = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,6})?", re.ASCII)
+_ROCM_EXPECTED = "a ROCm version like 6.4 or 6.4.3"
+_DEVICE_IP = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){2}", re.ASCII)
+_DEVICE_IP_EXPECTED = "Intel GPU device IPs like 20.1.0 (comma-separated)"
+# Keys that declare several GPUs at once, and the virtual package each one sets.
+_SEVERAL = {"cuda_arch": "__cuda_arch", "amdgpu_arch": "__amdgpu_arch"}
+
+
+def _rocm_value(text: str, where: str, original: str) -> str:
+    if rocm_version_shape(text):
+        return text
+    raise InvalidTarget(f"{where}={quote(original)}: expected {_ROCM_EXPECTED}")
+
+
+def _device_ips(text: str, where: str, original: str) -> str:
+    ips = [ip.strip() for ip in text.split(",")]
+    if all(_DEVICE_IP.fullmatch(ip) for ip in ips):
+        return ",".join(dict.fromkeys(ips))
+    raise InvalidTarget(f"{where}={quote(original)}: expected {_DEVICE_IP_EXPECTED}")
+
+
+# Facts that are no virtual package: the ROCm runtime, Intel's device IPs.
+_OTHER_SHAPES = {_ROCM_KEY: _rocm_value, "device_ip": _device_ips}
+
+
+def rocm_version_shape(text: str) -> bool:
+    """Whether *text* is a ROCm version (``6.4``, ``6.4.3``)."""
+    return _ROCM.fullmatch(text) is not None
+
+
 def target_keys(tables: MappingTables | None = None) -> tuple[str, ...]:
     """The ``--target`` keys: the virtual packages, the toolkit packages (``cuda_version``),
-    then ``platform`` and ``python``."""
+    the ROCm runtime and Intel's device IPs, then ``platform`` and ``python``."""
     tables = tables or load_tables()
-    return (*_virtual_packages(tables), *_toolkit_keys(tables), "platform", "python")
+    extra = (_ROCM_KEY, tables.intel.target)
+    return (*_virtual_packages(tables), *_toolkit_keys(tables), *extra, "platform", "python")
 
 
 def fact_virtual_package(fact: Fact) -> tuple[str, str, str]:
@@ -121,6 +168,8 @@ def check_value(name: str, value: str, *, where: str, empty_hint: bool = False) 
         if TOOLKIT_SHAPE.matches(text):
             return text
         raise InvalidTarget(f"{where}={quote(value)}: expected {TOOLKIT_SHAPE.expected}")
+    if name in _OTHER_SHAPES:
+        return _OTHER_SHAPES[name](text, where, value)
     shape = VERSION_SHAPES[name]
     if shape.matches(text):
         return text
@@ -166,7 +215,11 @@ def parse_targets(
                 + did_you_mean(raw_key.strip().lower(), keys)
             )
         kind = "toolkit" if key in toolkits else virtual.get(key, key)
-        value = check_value(kind, raw_value, where=f"--target {key}")
+        if key in _SEVERAL:
+            value = _several(kind, raw_value, where=f"--target {key}")
+        else:
+            kind = "device_ip" if key == tables.intel.target else kind
+            value = check_value(kind, raw_value, where=f"--target {key}")
         if key in result and result[key] != value:
             raise InvalidTarget(
                 f"--target {key} given twice with different values: {result[key]!r} and {value!r}"
@@ -175,9 +228,39 @@ def parse_targets(
     given = [key for key in toolkits if key in result]
     if len(given) > 1:
         raise InvalidTarget(f"--target {' and '.join(given)}: declare one toolkit")
-    return {
-        key: value for key, value in result.items() if value or key in virtual or key in toolkits
-    }
+    declarable = {*virtual, *toolkits, _ROCM_KEY}
+    return {key: value for key, value in result.items() if value or key in declarable}
+
+
+def _several(name: str, raw: str, *, where: str) -> str:
+    """One GPU's value or several, comma-separated, each checked (AMD: gfx names become ISAs);
+    returned canonical and without repeats, in the order given."""
+    texts = [t.strip() for t in raw.split(",")]
+    if len(texts) == 1 and not texts[0]:
+        return ""
+    if not all(texts):
+        raise InvalidTarget(f"{where}={quote(raw)}: an empty value in the list")
+    values = []
+    for text in texts:
+        if name != "__amdgpu_arch":
+            values.append(check_value(name, text, where=where))
+            continue
+        isa = isa_of(text.lower()) or parse_isa(text)
+        if isa is None:
+            raise InvalidTarget(
+                f"{where}={quote(text)}: expected a gfx name like gfx942 or an ISA like 9.4.2"
+            )
+        values.append(isa_text(isa))
+    return ",".join(dict.fromkeys(values))
+
+
+def _deciding(name: str, values: list[str]) -> str:
+    """The GPU conda's virtual package describes: ``__cuda_arch`` the lowest compute capability
+    (CEP 30); ``__amdgpu_arch`` the first listed (rattler takes the GPU with the most compute
+    units, which a declaration lists first)."""
+    if name == "__cuda_arch":
+        return min(values, key=lambda v: tuple(int(n) for n in v.split(".")))
+    return values[0]
 
 
 def target_toolkit(
@@ -211,12 +294,25 @@ def target_facts(
     targets: Mapping[str, str], *, tables: MappingTables | None = None
 ) -> dict[str, Fact]:
     """The virtual-package facts among parsed *targets*, keyed by virtual package name."""
-    virtual = _virtual_packages(tables or load_tables())
-    return {
-        virtual[key]: Fact(virtual[key], value or None, Source.TARGET, raw=value)
-        for key, value in targets.items()
-        if key in virtual
-    }
+    tables = tables or load_tables()
+    virtual = _virtual_packages(tables)
+    facts: dict[str, Fact] = {}
+    amd = tables.amd
+    arch_key = amd.arch_package.removeprefix("__")
+    if targets.get(arch_key) and amd.driver_package.removeprefix("__") not in targets:
+        # __amdgpu is presence only: a declared GPU architecture declares the GPU.
+        facts[amd.driver_package] = Fact(
+            amd.driver_package, amd.driver_version, Source.TARGET, raw=amd.driver_version
+        )
+    for key, text in targets.items():
+        if key not in virtual:
+            continue
+        name = virtual[key]
+        values = text.split(",") if text else []
+        several = tuple(values) if len(values) > 1 else ()
+        deciding = _deciding(name, values) if values else None
+        facts[name] = Fact(name, deciding, Source.TARGET, raw=text, several=several)
+    return facts
 
 
 def conda_override_facts(
@@ -257,11 +353,46 @@ def normalize_sm_arch(value: str, *, variable: str) -> str:
 def provider_override_facts(
     environ: Mapping[str, str], *, tables: MappingTables | None = None
 ) -> dict[str, Fact]:
-    """Facts declared by the NVIDIA provider's own variables (``NV_VARIANT_PROVIDER_FORCE_*``).
+    """Facts declared by the providers' own variables (``NV_VARIANT_PROVIDER_FORCE_*``, the AMD
+    provider's GPU variable).
 
-    :raises InvalidTarget: a value that is not a CUDA version / compute capability.
+    :raises InvalidTarget: a value that is not a CUDA version / compute capability / gfx name.
     """
-    nvidia = (tables or load_tables()).nvidia
+    tables = tables or load_tables()
+    return {**_nvidia_provider_facts(environ, tables), **amd_provider_facts(environ, tables)}
+
+
+def amd_provider_facts(environ: Mapping[str, str], tables: MappingTables) -> dict[str, Fact]:
+    """``AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH=gfx942[,gfx90a]``: the GPUs, as gfx names split on
+    commas, spaces or semicolons like the provider splits them; the first decides
+    ``__amdgpu_arch`` and implies ``__amdgpu``. ``none`` declares no AMD GPU."""
+    amd = tables.amd
+    variable = amd.override(amd.arch_package).provider
+    raw = environ.get(variable or "", "")
+    if variable is None or not raw.strip():
+        return {}
+    source = Source.override(variable)
+    if raw.strip().lower() == _PROVIDER_NONE:
+        return {amd.driver_package: Fact(amd.driver_package, None, source, raw=raw)}
+    isas: list[str] = []
+    for name in re.split(r"[,\s;]+", raw.strip()):
+        isa = isa_of(name.lower(), amd.gfx_prefix)
+        if isa is None:
+            raise InvalidTarget(
+                f"{variable}={quote(raw)}: expected gfx names like gfx942 or gfx90a "
+                "(comma-separated)"
+            )
+        isas.append(isa_text(isa))
+    isas = list(dict.fromkeys(isas))
+    several = tuple(isas) if len(isas) > 1 else ()
+    return {
+        amd.driver_package: Fact(amd.driver_package, amd.driver_version, source, raw=raw),
+        amd.arch_package: Fact(amd.arch_package, isas[0], source, raw=raw, several=several),
+    }
+
+
+def _nvidia_provider_facts(environ: Mapping[str, str], tables: MappingTables) -> dict[str, Fact]:
+    nvidia = tables.nvidia
     facts: dict[str, Fact] = {}
     for override in nvidia.overrides:
         raw = environ.get(override.provider or "", "")
@@ -281,3 +412,24 @@ def provider_override_facts(
             value = check_value(name, raw, where=override.provider)
             facts[name] = Fact(name, value, source, raw=raw)
     return facts
+
+
+def target_rocm(targets: Mapping[str, str]) -> str | None:
+    """The ROCm runtime declared among parsed *targets* (``""``: declared absent; ``None``: not
+    declared)."""
+    return targets.get(_ROCM_KEY)
+
+
+def rocm_override(environ: Mapping[str, str], *, tables: MappingTables) -> str | None:
+    """``AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION``, checked (the provider wants three numbers,
+    ``7.0.0``; two are accepted here); ``None`` when unset or empty.
+
+    :raises InvalidTarget: a value that is not a ROCm version.
+    """
+    variable = tables.amd.runtime_override
+    raw = environ.get(variable, "").strip()
+    if not raw:
+        return None
+    if raw.lower() == _PROVIDER_NONE:
+        return ""
+    return check_value(_ROCM_KEY, raw, where=variable)

@@ -17,13 +17,17 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
 
 from variant_bridge.environment import Environment
 from variant_bridge.errors import InvalidTarget
-from variant_bridge.platform_tags import TargetPython
+from variant_bridge.platform_tags import PythonSource, TargetPython
 
-__all__ = ["resolve_target_python"]
+__all__ = ["resolve_target_python", "running_python", "site_packages"]
 
 _VERSION_RE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
 _PROBE_TIMEOUT = 30
@@ -33,14 +37,22 @@ _PROBE = (
     " 'abiflags': getattr(sys, 'abiflags', '')"
     " or ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else '')}))"
 )
+_SITE = (
+    "import json, sysconfig;"
+    " print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
+)
 
 
-def _probe(executable: str) -> TargetPython:
+def _ask(executable: str, code: str) -> Any:
+    """Run *code* in *executable* and read the JSON it prints.
+
+    :raises InvalidTarget: it cannot be run, does not answer in time, or answers nonsense.
+    """
     # Its own session, so that a timeout ends whatever it started too (a wrapper script's
     # children would otherwise keep the pipes open and the wait going).
     try:
         process = subprocess.Popen(
-            [executable, "-c", _PROBE],
+            [executable, "-c", code],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -63,17 +75,33 @@ def _probe(executable: str) -> TargetPython:
     try:
         if process.returncode != 0:
             raise ValueError(f"exit status {process.returncode}")
-        data = json.loads(out)
+        return json.loads(out)
     except ValueError as e:
         raise InvalidTarget(
             f"--python {executable!r}: cannot run it as a Python interpreter ({e})"
         ) from e
-    return TargetPython(
-        version=data["version"],
+
+
+def _probe(executable: str) -> TargetPython:
+    data = _ask(executable, _PROBE)
+    return TargetPython.parse(
+        str(data["version"]),
         executable=executable,
         implementation=data["implementation"],
         abiflags=data["abiflags"],
     )
+
+
+def site_packages(executable: str) -> tuple[Path, ...]:
+    """Where *executable* installs distributions (``purelib``, then ``platlib`` when another),
+    asked of it once.
+
+    :raises InvalidTarget: it cannot be run as a Python interpreter.
+    """
+    paths = _ask(executable, _SITE)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise InvalidTarget(f"--python {executable!r}: its site-packages answer is not a list")
+    return tuple(Path(p) for p in dict.fromkeys(paths))
 
 
 def _config(path: Path) -> dict[str, str]:
@@ -119,7 +147,7 @@ def _read_layout(executable: str) -> TargetPython | None:
     )
     if gil == free_threaded:  # neither (another implementation?) or both: ask
         return None
-    return TargetPython(version, executable, "cpython", "t" if free_threaded else "")
+    return TargetPython.parse(version, executable=executable, abiflags="t" if free_threaded else "")
 
 
 def _prefix_interpreter(prefix: Path) -> Path | None:
@@ -137,34 +165,44 @@ def resolve_target_python(
     :param python: ``--python``: a version (``3.12``) or an interpreter (path or name on PATH);
         ``None``: the prefix's python when it has one (or the version a lock file pins), else the
         running interpreter.
-    :raises InvalidTarget: *python* is neither a version nor a runnable interpreter.
+    :raises InvalidTarget: *python* is neither a version nor a runnable interpreter, or the
+        environment's Python version is not one.
     """
     if python is not None:
         if _VERSION_RE.fullmatch(python):
-            return TargetPython(version=python, source="--python")
+            return TargetPython.parse(python, source=PythonSource.OPTION)
         found = shutil.which(python) or (python if Path(python).is_file() else None)
         if found is None:
             raise InvalidTarget(
                 f"--python {python!r}: expected a version like 3.12 or a Python interpreter"
             )
         probed = _read_layout(found) or _probe(found)
-        return TargetPython(
-            probed.version, probed.executable, probed.implementation, probed.abiflags, "--python"
-        )
+        return replace(probed, source=PythonSource.OPTION)
     if prefix is not None:
         interpreter = _prefix_interpreter(Path(prefix))
         if interpreter is not None:
-            version = env.python or _probe(str(interpreter)).version
-            return TargetPython(version=version, executable=str(interpreter), source="prefix")
+            version = env.python or str(_probe(str(interpreter)).version)
+            return TargetPython.parse(
+                version, executable=str(interpreter), source=PythonSource.PREFIX
+            )
         if env.python is not None:
             # Wheels can still be chosen for the prefix's Python; installing needs --python.
-            return TargetPython(version=env.python, source=f"{prefix} has no bin/python")
+            return TargetPython.parse(
+                env.python,
+                source=PythonSource.ENVIRONMENT,
+                origin=f"{prefix} has no bin/python",
+            )
     if env.python is not None:
-        return TargetPython(version=env.python, source=env.origin)
+        return TargetPython.parse(env.python, source=PythonSource.ENVIRONMENT, origin=env.origin)
+    return running_python()
+
+
+def running_python() -> TargetPython:
+    """The interpreter variant-bridge runs on."""
     return TargetPython(
-        version="{}.{}.{}".format(*sys.version_info[:3]),
+        Version("{}.{}.{}".format(*sys.version_info[:3])),
         executable=sys.executable,
         implementation=sys.implementation.name,
         abiflags=getattr(sys, "abiflags", ""),
-        source="running",
+        source=PythonSource.RUNNING,
     )

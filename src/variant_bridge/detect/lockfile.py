@@ -24,11 +24,23 @@ from variant_bridge.errors import (
     quote,
 )
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
 
-__all__ = ["LockedEnvironment", "read_lockfile"]
+__all__ = ["LockedEnvironment", "pixi_environment_prefix", "read_lockfile"]
 
 DEFAULT_ENVIRONMENT = "default"
+
+
+def pixi_environment_prefix(
+    lockfile: str | os.PathLike[str], environment: str | None = None
+) -> Path | None:
+    """The environment pixi installed from *lockfile*: ``.pixi/envs/<environment>`` beside it
+    (``default`` when *environment* is ``None``), when that directory exists; else ``None``."""
+    name = environment or DEFAULT_ENVIRONMENT
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        return None
+    prefix = Path(lockfile).absolute().parent / ".pixi" / "envs" / name
+    return prefix if prefix.is_dir() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +229,21 @@ def _pypi(package: Any, root: Path, notes: list[str]) -> PythonDistribution:
     return _with_variant(dist, location, root, notes)
 
 
+def _plain_named_variant(dist: PythonDistribution, location: str, root: Path) -> PythonDistribution:
+    """A local wheel under a plain name that is a variant wheel (the copies ``solve --lockfile``
+    locks, which pixi's installer accepts): its one ``variant.json`` variant."""
+    if _is_remote(location):
+        return dist
+    url = urlsplit(location)
+    path = Path(url2pathname(url.path) if url.scheme == "file" else location)
+    path = path if path.is_absolute() else root / path
+    try:
+        variant = read_copy_variant(path) if path.is_file() else None
+    except VariantBridgeError:
+        return dist  # a plain wheel it stays; a broken variant.json is reported where it matters
+    return dist if variant is None else replace(dist, variant=variant)
+
+
 def _is_remote(location: str) -> bool:
     scheme = urlsplit(location).scheme
     return len(scheme) > 1 and scheme != "file"  # `C:` is a drive, not a scheme
@@ -238,7 +265,7 @@ def _with_variant(
     except InvalidWheelFilename:
         return dist
     if label is None:
-        return dist
+        return _plain_named_variant(dist, location, root)
     if _is_remote(location):  # one note for all of them, by the caller
         return replace(dist, unknown_variant_label=label)
     path = Path(url2pathname(url.path) if url.scheme == "file" else path_text)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from variant_bridge._json import loads
 from variant_bridge._values import value
-from variant_bridge.detect._files import read_regular
+from variant_bridge.detect._files import read_header, read_regular
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import DetectionError, InvalidMetadata, NotRegularFileError, clip
 from variant_bridge.mappings import load_tables
@@ -39,6 +39,7 @@ __all__ = [
     "read_dist_info",
     "read_dist_info_variant",
     "read_prefix",
+    "read_site_packages",
     "toolkit_of",
 ]
 
@@ -101,7 +102,7 @@ def read_prefix(
     dists: list[PythonDistribution] = []
     converted: list[PythonDistribution] = []
     for site in _site_packages_dirs(prefix, platform, python, site_hint):
-        dists.extend(_read_site_packages(site, owned, notes))
+        dists.extend(read_site_packages(site, owned, notes))
         converted.extend(_read_converted(site, owned, notes))
     return PrefixContents(
         path=prefix,
@@ -190,10 +191,11 @@ def _read_bytes(path: Path) -> bytes:
         raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
 
 
-def _read_optional(path: Path) -> bytes | None:
-    """:func:`_read_bytes`, or ``None`` when *path* does not exist."""
+def _read_optional(path: Path, *, header: bool = False) -> bytes | None:
+    """:func:`_read_bytes` (only the header block with *header*: a ``METADATA``'s long
+    description is never read), or ``None`` when *path* does not exist."""
     try:
-        return read_regular(path)
+        return read_header(path) if header else read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as e:
@@ -285,9 +287,16 @@ def _site_packages_dirs(
     return sorted((prefix / "lib").glob("python*/site-packages"))
 
 
-def _read_site_packages(
-    site: Path, owned: frozenset[str], notes: list[str]
+def read_site_packages(
+    site: Path, owned: frozenset[str] = frozenset(), notes: list[str] | None = None
 ) -> list[PythonDistribution]:
+    """The PyPI distributions of one ``site-packages`` directory (none when it does not exist).
+
+    :param owned: dist-info names a conda record lists (conda's, left out).
+    :param notes: where incomplete dist-infos and corrupt ``direct_url.json`` files are noted.
+    :raises DetectionError: the directory or a dist-info file cannot be read.
+    """
+    notes = notes if notes is not None else []
     try:
         entries = sorted(
             e.name for e in os.scandir(site) if e.name.endswith(".dist-info") and e.is_dir()
@@ -331,11 +340,10 @@ def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistr
     :raises InvalidMetadata: its ``variant.json`` is malformed (that changes what is installed,
         so it stays an error; the message names the file).
     """
-    raw = _read_optional(path / "METADATA")
+    raw = _read_optional(path / "METADATA", header=True)
     if raw is None:
         return None
-    text = raw.decode("utf-8", "replace")
-    name, version, requires = _parse_metadata(text)
+    name, version, requires = _parse_metadata(raw.decode("utf-8", "replace"))
     if not name or not version:
         stem_name, _, stem_version = path.name.removesuffix(".dist-info").partition("-")
         name, version = name or stem_name, version or stem_version
@@ -359,7 +367,8 @@ def read_dist_info(path: Path, *, notes: list[str] | None = None) -> PythonDistr
 
 
 def _parse_metadata(text: str) -> tuple[str, str, tuple[str, ...]]:
-    """Name, Version and Requires-Dist from the header block of a METADATA file."""
+    """Name, Version and Requires-Dist from the header block of a METADATA file (what
+    :func:`~variant_bridge.detect._files.read_header` read)."""
     header, _, _ = text.partition("\n\n")
     fields: list[tuple[str, str]] = []
     for line in header.splitlines():

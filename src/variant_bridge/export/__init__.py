@@ -17,7 +17,14 @@ from variant_bridge.export.files import (
     update_manifest_text,
     write_export,
 )
-from variant_bridge.export.formats import FORMATS, ExportFormat, format_for, render, to_dict
+from variant_bridge.export.formats import (
+    FORMATS,
+    ExportFormat,
+    format_for,
+    format_notes,
+    render,
+    to_dict,
+)
 from variant_bridge.export.model import ExportModel, IndexOptions, PinMode, PipRequirement
 from variant_bridge.export.wheels_dir import copied_wheels, copy_wheels
 
@@ -35,6 +42,7 @@ __all__ = [
     "copied_wheels",
     "copy_wheels",
     "format_for",
+    "format_notes",
     "read_manifest",
     "render",
     "to_dict",

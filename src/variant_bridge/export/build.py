@@ -10,6 +10,7 @@ header says unless ``--wheels-dir`` copied the wheels.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
@@ -32,6 +33,7 @@ from variant_bridge.export.model import (
 )
 from variant_bridge.export.origins import WheelOrigin, variant_label
 from variant_bridge.export.platform import platform_declaration
+from variant_bridge.export.validate import is_url
 from variant_bridge.translate import supported_properties
 from variant_bridge.uv_settings import (
     DRIVER_VARIABLE,
@@ -56,11 +58,15 @@ class Pinning:
         pylock.toml has no ``name==version`` form).
     :param allow_unpinned: a wheel whose file cannot be established is exported as
         ``name==version`` (left out of a pylock.toml) instead of failing the export.
+    :param hashes: establish every wheel's file and hash, so that environment.yml's pip section
+        pins each one by hash (pip's hash-checking mode); a plain wheel whose origin is unknown
+        is then ``name==version`` and named in a note, never an error.
     """
 
     pin: PinMode = "exact"
     every_wheel: bool = False
     allow_unpinned: bool = False
+    hashes: bool = False
 
 
 def build_export(
@@ -75,6 +81,7 @@ def build_export(
     index_options: IndexOptions | None = None,
     producer: str = "variant-bridge export",
     extra_notes: Iterable[str] = (),
+    strict_host_requirements: bool = False,
 ) -> ExportModel:
     """The export of *env*.
 
@@ -120,6 +127,7 @@ def build_export(
         notes=tuple(notes),
         undeclared_host_requirements=() if host_requirements else host.requirements,
         installed_conda=tuple((r.name, str(r.version), str(r.build)) for r in env.conda_packages),
+        strict_host_requirements=strict_host_requirements,
     )
 
 
@@ -136,15 +144,22 @@ def _pip_requirements(
     lines: list[PipRequirement] = []
     notes: list[str] = []
     unpinned: list[str] = []
+    unknown: list[str] = []
+    hashes = pinning.hashes and pinning.pin != "none"
     for dist in sorted(env.python_packages, key=lambda d: canonicalize_name(d.name)):
         label = variant_label(dist)
-        if label is None and not pinning.every_wheel:
+        if label is None and not (pinning.every_wheel or hashes):
             lines.append(PipRequirement(dist.name, dist.version, any_version=pinning.pin == "none"))
             off_pypi = _off_pypi_note(dist, index_options)
             if off_pypi is not None:
                 notes.append(off_pypi)
             continue
         origin = by_name.get((canonicalize_name(dist.name), dist.version))
+        if (origin is None or origin.url is None) and label is None and not pinning.every_wheel:
+            why = origin.source if origin is not None else "its origin was not looked up"
+            unknown.append(f"{dist.name} {dist.version} ({why})")
+            lines.append(PipRequirement(dist.name, dist.version))
+            continue
         if origin is None or origin.url is None:
             why = origin.source if origin is not None else "its origin was not looked up"
             unpinned.append(f"{wheel_text(dist)}: {why}")
@@ -167,7 +182,15 @@ def _pip_requirements(
                 origin.note,
                 properties=_properties(dist),
                 size=origin.size,
+                found_in=_found_in(origin.source, index_options),
             )
+        )
+    if unknown:
+        notes.append(
+            f"the origin of {len(unknown)} wheel(s) is unknown, so they are written as "
+            "name==version, which pip looks up in the index again and cannot check by hash (and "
+            "no pip line gets a --hash then): " + "; ".join(unknown) + " (pass the "
+            "--find-links/--index-url they came from to pin them)"
         )
     fallback = "leave it out of the lock" if pinning.every_wheel else "export it as name==version"
     if unpinned and not pinning.allow_unpinned:
@@ -186,6 +209,24 @@ def _pip_requirements(
         for u in unpinned
     )
     return tuple(lines), tuple(notes)
+
+
+def _found_in(source: str, index_options: IndexOptions | None) -> str | None:
+    """The find-links location or index URL of *index_options* that *source* (where a lookup
+    found the file) names, as the model writes it; ``None`` for anything else."""
+    if index_options is None:
+        return None
+    indexes = [u for u in (index_options.index_url, *index_options.extra_index_urls) if u]
+    for place in (*index_options.find_links, *indexes):
+        if _same_place(source, place):
+            return place
+    return None
+
+
+def _same_place(a: str, b: str) -> bool:
+    if is_url(a) or is_url(b):
+        return a.rstrip("/") == b.rstrip("/")
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _properties(dist: PythonDistribution) -> tuple[str, ...]:

@@ -7,22 +7,30 @@ import re
 from collections.abc import Iterable, Sequence
 
 from variant_bridge.environment import CondaRecord
+from variant_bridge.virtual_packages import KNOWN_PLATFORMS
 
 __all__ = ["is_conda_forge", "is_defaults", "normalize_channel", "order_channels"]
 
 _ANACONDA_ORG = re.compile(r"https?://conda\.anaconda\.org/(?P<name>[^/]+)/?")
 _DEFAULTS_CHANNELS = ("defaults", "main", "r", "msys2", "pkgs/main", "pkgs/r", "pkgs/msys2")
 _CONDA_FORGE = "conda-forge"
+_SUBDIRS = KNOWN_PLATFORMS | {"noarch"}
 
 
 def normalize_channel(channel: str) -> str:
     """``https://conda.anaconda.org/conda-forge/`` -> ``conda-forge``; other URLs lose a
-    trailing ``/``; names stay."""
+    trailing ``/`` and a subdir (conda records ``file:///srv/channel/linux-64`` as a package's
+    channel: the channel is ``file:///srv/channel``); names stay."""
     text = channel.strip()
+    if "://" in text:
+        text = text.rstrip("/")
+        head, _, last = text.rpartition("/")
+        if last in _SUBDIRS and "://" in head:
+            text = head
     match = _ANACONDA_ORG.fullmatch(text)
     if match is not None:
         return match["name"]
-    return text.rstrip("/") if "://" in text else text
+    return text
 
 
 def is_defaults(channel: str) -> bool:

@@ -10,8 +10,9 @@ from typing import Any, Literal
 from variant_bridge.errors import ExportError
 from variant_bridge.export import environment_yml, pixi_toml, pylock
 from variant_bridge.export.model import ExportModel
+from variant_bridge.export.pixi_toml.render import notes as pixi_notes
 
-__all__ = ["FORMATS", "ExportFormat", "format_for", "render", "to_dict"]
+__all__ = ["FORMATS", "ExportFormat", "format_for", "format_notes", "render", "to_dict"]
 
 ExportFormat = Literal["environment-yml", "pixi-toml", "pylock"]
 FORMATS: tuple[ExportFormat, ...] = ("environment-yml", "pixi-toml", "pylock")
@@ -50,3 +51,13 @@ def to_dict(model: ExportModel, format: ExportFormat) -> dict[str, Any]:
     if format == "pylock":
         return pylock.to_dict(model)
     return pixi_toml.to_dict(model)
+
+
+def format_notes(model: ExportModel, format: ExportFormat) -> list[str]:
+    """What a new file in *format* leaves unsaid (said on stderr, and in the file's header): the
+    requirements its client cannot check by itself."""
+    if format == "environment-yml":
+        return environment_yml.notes(model)
+    if format == "pixi-toml":
+        return pixi_notes(model, rich=True)
+    return []

@@ -1,6 +1,11 @@
 """The host requirements an export states: the virtual-package specs the reverse translation derives
 from the installed variant wheels' properties (``__cuda >=12.8``, ``__cuda_arch >=9.0,<10``).
 
+Several wheels' requirements on one virtual package become one spec, their intersection
+(:mod:`.intersect`): conda would AND two lines by gluing their version specs, which changes what
+an ``|`` means. A requirement on a virtual package only a conda plugin provides
+(``__cuda_arch``) says which plugin (:func:`~variant_bridge.virtual_packages.conda_plugin`).
+
 A CPU requirement whose conda form is a list of alternatives (``__archspec 1.* haswell`` OR ...)
 cannot be one line of an environment.yml, which ANDs its lines: it becomes conda-forge's
 ``_x86_64-microarch-level >=N`` where that can be had, otherwise a comment. Non-virtual specs the
@@ -17,11 +22,13 @@ from dataclasses import dataclass, field
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.export.channels import is_conda_forge
 from variant_bridge.export.history import spec_name
+from variant_bridge.export.intersect import intersect
 from variant_bridge.export.model import HostRequirement
 from variant_bridge.export.origins import variant_label
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import CondaSpec, to_conda_specs
+from variant_bridge.virtual_packages import conda_plugin
 
 __all__ = ["HostRequirements", "wheel_host_requirements", "wheel_text"]
 
@@ -53,9 +60,7 @@ def wheel_host_requirements(env: Environment, channels: Sequence[str]) -> HostRe
     for dist in env.python_packages:
         if dist.variant is not None and dist.variant.properties:
             found.add_wheel(dist, dist.variant.properties)
-    return HostRequirements(
-        tuple(found.requirements.values()), tuple(found.implied), tuple(found.notes)
-    )
+    return HostRequirements(found.merged(), tuple(found.implied), tuple(found.notes))
 
 
 @dataclass(slots=True)
@@ -70,9 +75,37 @@ class _Found:
     def add(self, spec: str, rattler_spec: str, wheel: str, *, expressible: bool = True) -> None:
         known = self.requirements.get(spec)
         wheels = (*known.wheels, wheel) if known is not None else (wheel,)
+        plugin = conda_plugin(spec_name(spec))
         self.requirements[spec] = HostRequirement(
-            spec, rattler_spec, tuple(dict.fromkeys(wheels)), expressible
+            spec, rattler_spec, tuple(dict.fromkeys(wheels)), expressible, plugin
         )
+
+    def merged(self) -> tuple[HostRequirement, ...]:
+        """One requirement per package: the intersection of the wheels' specs on it."""
+        groups: dict[str, list[HostRequirement]] = {}
+        for requirement in self.requirements.values():
+            key = spec_name(requirement.spec) if requirement.expressible else requirement.spec
+            groups.setdefault(key, []).append(requirement)
+        out: list[HostRequirement] = []
+        for name, group in groups.items():
+            merged = self.merge(name, group) if len(group) > 1 else None
+            out += group if merged is None else [merged]
+        return tuple(out)
+
+    def merge(self, name: str, group: list[HostRequirement]) -> HostRequirement | None:
+        versions = [r.spec[len(name) :].strip() for r in group]
+        result = intersect(versions) if all(r.expressible for r in group) else None
+        if result is None:
+            return None  # a build string or another form: the lines stay apart
+        wheels = tuple(dict.fromkeys(w for r in group for w in r.wheels))
+        plugin = group[0].plugin
+        if result.empty:
+            said = " and ".join(f"{r.spec} ({', '.join(r.wheels)})" for r in group)
+            self.notes.append(f"no machine satisfies every wheel's {name} requirement: {said}")
+            return HostRequirement(f"{name} {' and '.join(versions)}", group[0].rattler_spec,
+                                   wheels, expressible=False, plugin=plugin)  # fmt: skip
+        spec = f"{name} {result.spec}"
+        return HostRequirement(spec, spec, wheels, True, plugin)
 
     def add_wheel(self, dist: PythonDistribution, properties: Sequence[VariantProperty]) -> None:
         wheel = wheel_text(dist)

@@ -89,12 +89,16 @@ class HostRequirement:
     :param rattler_spec: the form rattler and pixi match (a CEP 29 regex for ``__archspec``).
     :param wheels: the wheels that imply it (``torch 2.9.0 [cu128]``).
     :param expressible: whether conda can match :attr:`spec` as one dependency line.
+    :param plugin: the conda plugin that provides its virtual package (``__cuda_arch``:
+        ``nvidia-virtual-packages``); ``None`` when stock conda knows it. A default
+        environment.yml states such a requirement in its header, not as a dependency.
     """
 
     spec: str
     rattler_spec: str
     wheels: tuple[str, ...]
     expressible: bool = True
+    plugin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,11 @@ class PipRequirement:
     size: int | None = None
     any_version: bool = False
     """``--pin none``: a plain package written by name only."""
+    found_in: str | None = None
+    """The ``--find-links`` location or index URL the file was found in (as the export writes
+    it: a local directory absolute); ``None`` for a direct reference (``direct_url.json``, a
+    pixi.lock entry) or an unknown origin. A plain wheel found there is written
+    ``name==version --hash=...``, resolved from it."""
 
     @property
     def is_direct(self) -> bool:
@@ -273,6 +282,8 @@ class PlatformDeclaration:
     archspec: str | None = None
     glibc: str | None = None
     unenforceable: tuple[HostRequirement, ...] = ()
+    name: str | None = None
+    """The platform entry's ``name`` (a lock's platform name); ``None``: pixi derives one."""
 
     @property
     def is_rich(self) -> bool:
@@ -312,6 +323,10 @@ class ExportModel:
     the header)."""
     installed_conda: tuple[tuple[str, str, str], ...] = ()
     """``(name, version, build)`` of every conda record, to judge a user's own specs."""
+    strict_host_requirements: bool = False
+    """Write every host requirement as a requirement, also those the receiving client cannot
+    check by itself (environment.yml: virtual packages only a conda plugin provides; pixi: a
+    platform that cannot state one is refused)."""
 
     def local_reference(self, path: str) -> str:
         """*path* relative to :attr:`base_dir` when it lies inside it (``./wheels``), else as

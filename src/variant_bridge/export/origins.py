@@ -8,24 +8,35 @@ file (same sha256, or the same ``RECORD`` hashes); otherwise ``url=None`` and th
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from variant_bridge._json import loads
 from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
-from variant_bridge.indexes import download, file_sha256, find_candidates, url_to_path
-from variant_bridge.indexes.transport import Transport
-from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.indexes import (
+    Downloads,
+    IndexSource,
+    IndexStrategy,
+    ProjectListing,
+    file_sha256,
+    url_to_path,
+)
+from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
+from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "DirectUrl",
+    "Places",
     "WheelOrigin",
     "complete_locked",
     "establish_origin",
@@ -168,87 +179,114 @@ def _records_agree(installed: dict[str, str], wheel: dict[str, str]) -> bool:
     return bool(common) and all(installed[path] == wheel[path] for path in common)
 
 
-def complete_locked(env: Environment, base_dir: str | os.PathLike[str]) -> Environment:
+def complete_locked(
+    env: Environment, base_dir: str | os.PathLike[str], *, installed: Path | None = None
+) -> Environment:
     """*env* (read from a pixi.lock in *base_dir*) with relative wheel paths made absolute and the
-    variant of each local variant wheel read from the wheel's own ``variant.json``, so its host
-    requirements can be exported as they are for an installed one.
+    variant of each local variant wheel read from the wheel's own ``variant.json`` (one under a
+    plain name, like the copies ``solve --lockfile`` locks, too), so its host requirements can
+    be exported as they are for an installed one.
 
+    :param installed: the environment pixi installed from the lock (``.pixi/envs/<env>``): a
+        locked wheel whose file does not say its variant takes the installed ``variant.json``.
     :raises InvalidMetadata: a local variant wheel's ``variant.json`` is malformed.
     """
     packages = []
     for dist in env.python_packages:
         location = dist.location or ""
-        if not location or "://" in location or location.endswith(".dist-info"):
+        if not location or location.endswith(".dist-info"):
             packages.append(dist)
             continue
         path = Path(location)
-        if not path.is_absolute():
+        if "://" not in location and not path.is_absolute():
             path = Path(base_dir) / path
-        label = filename_label(str(path))
+        local = "://" not in location and path.is_file()
         variant = dist.variant
-        if variant is None and label is not None and path.is_file():
-            meta = read_wheel_variant_metadata(path)
-            variant = meta.variant(label) if meta is not None else None
-        packages.append(replace(dist, location=str(path), variant=variant))
+        if variant is None and local:
+            label = filename_label(str(path))
+            if label is None:  # a plain-named copy of a variant wheel, or a plain wheel
+                variant = read_copy_variant(path)
+            else:
+                meta = read_wheel_variant_metadata(path)
+                variant = meta.variant(label) if meta is not None else None
+        if variant is None and installed is not None:
+            variant = _installed_variant(installed, dist)
+        place = str(path) if "://" not in location else location
+        packages.append(replace(dist, location=place, variant=variant))
     return replace(env, python_packages=tuple(packages))
 
 
+def _installed_variant(prefix: Path, dist: PythonDistribution) -> VariantDescription | None:
+    """The ``variant.json`` of *dist* as installed in *prefix*, if any."""
+    from variant_bridge.detect.prefix import read_dist_info_variant
+
+    stem = f"{canonicalize_name(dist.name).replace('-', '_')}-{dist.version}.dist-info"
+    for dist_info in sorted(prefix.glob(f"lib/python*/site-packages/{stem}")):
+        return read_dist_info_variant(dist_info)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Places:
+    """Where installed wheels are looked up: the command's sources in the order they are
+    consulted (uv's), its index strategy, its one ``Downloads`` (a wheel fetched to compare it
+    is the file copied later, and the cache is shared) and the target Python
+    (``requires-python``)."""
+
+    sources: Sequence[IndexSource]
+    downloads: Downloads
+    python: Version
+    strategy: IndexStrategy = IndexStrategy.FIRST_INDEX
+    _listings: dict[str, ProjectListing] = field(default_factory=dict, compare=False)
+
+    def __bool__(self) -> bool:
+        return bool(self.sources)
+
+    def __str__(self) -> str:
+        return ", ".join(s.name for s in self.sources)
+
+    def listing(self, project: str) -> ProjectListing:
+        """*project*'s files from the sources the strategy consults, read once.
+
+        :raises IndexReadError: a source cannot be read.
+        """
+        found = self._listings.get(project)
+        if found is None:
+            found = self._listings[project] = ProjectListing(
+                project,
+                self.sources,
+                python=self.python,
+                strategy=self.strategy,
+                transport=self.downloads.transport,
+            )
+        return found
+
+
 def establish_origins(
-    env: Environment,
-    *,
-    find_links: Sequence[str | os.PathLike[str]] = (),
-    index_urls: Sequence[str] = (),
-    cache_dir: Path | None = None,
-    every_wheel: bool = False,
-    transport: Transport | None = None,
+    env: Environment, places: Places | None = None, *, every_wheel: bool = False
 ) -> tuple[WheelOrigin, ...]:
     """The origin of every variant wheel in *env* (of every wheel with *every_wheel*), in the
     order of ``env.python_packages``.
 
+    :param places: where to look a wheel up that its records do not pin; ``None``: nowhere.
     :raises IndexReadError: a given find-links directory or index cannot be read.
     :raises DetectionError: a ``direct_url.json`` is corrupt.
     :raises ExportError: a pixi.lock hash does not match the local file it names.
     """
-    python = env.python or _running_python()
-    # A library call without the command's transport: one for every lookup of this call.
-    transport = transport if transport is not None else Transport()
     return tuple(
-        establish_origin(
-            dist,
-            find_links=find_links,
-            index_urls=index_urls,
-            python_version=python,
-            cache_dir=cache_dir,
-            transport=transport,
-        )
+        establish_origin(dist, places)
         for dist in env.python_packages
         if every_wheel or is_variant_distribution(dist)
     )
 
 
-def _running_python() -> str:
-    return ".".join(str(part) for part in sys.version_info[:3])
-
-
-def establish_origin(
-    dist: PythonDistribution,
-    *,
-    find_links: Sequence[str | os.PathLike[str]] = (),
-    index_urls: Sequence[str] = (),
-    python_version: str | None = None,
-    cache_dir: Path | None = None,
-    transport: Transport | None = None,
-) -> WheelOrigin:
+def establish_origin(dist: PythonDistribution, places: Places | None = None) -> WheelOrigin:
     """The origin of one installed or locked variant wheel (see the module docstring)."""
     wheel = _Wheel(dist, variant_label(dist))
     location = dist.location or ""
     installed = location.rstrip("/\\").endswith(".dist-info")
     if location and not installed:
         return _locked_origin(wheel, location)
-    places = _Places(
-        find_links, index_urls, python_version, cache_dir,
-        transport if transport is not None else Transport(),
-    )  # fmt: skip
     dist_info = Path(location) if installed else None
     direct = read_direct_url(dist_info) if dist_info is not None else None
     if direct is None and dist.direct_url:
@@ -262,8 +300,8 @@ def establish_origin(
         return wheel.origin(
             None,
             None,
-            f"no wheel with label {wheel.label!r} that matches the installed files was found in "
-            f"{places}",
+            f"no wheel{'' if wheel.label is None else f' with label {wheel.label!r}'} that "
+            f"matches the installed files was found in {places}",
         )
     why = (
         "no direct_url.json" if direct is None else f"installed from a {direct.kind} ({direct.url})"
@@ -299,23 +337,6 @@ class _Wheel:
         return WheelOrigin(dist.name, dist.version, self.label, url, sha256, source, note, size)
 
 
-@dataclass(frozen=True, slots=True)
-class _Places:
-    """Where to look a wheel up: ``--find-links`` and ``--index-url`` locations."""
-
-    find_links: Sequence[str | os.PathLike[str]]
-    index_urls: Sequence[str]
-    python_version: str | None
-    cache_dir: Path | None
-    transport: Transport
-
-    def __bool__(self) -> bool:
-        return bool(self.find_links or self.index_urls)
-
-    def __str__(self) -> str:
-        return ", ".join([str(d) for d in self.find_links] + list(self.index_urls))
-
-
 def _locked_origin(wheel: _Wheel, location: str) -> WheelOrigin:
     """A locked entry: pixi.lock names the exact file (URL or path) and its hash; a local file's
     hash is checked before it is exported (the file may have been rebuilt since the lock).
@@ -345,7 +366,7 @@ def _locked_origin(wheel: _Wheel, location: str) -> WheelOrigin:
 
 
 def _archive_origin(
-    wheel: _Wheel, direct: DirectUrl, dist_info: Path | None, places: _Places
+    wheel: _Wheel, direct: DirectUrl, dist_info: Path | None, places: Places | None
 ) -> WheelOrigin:
     """An archive ``direct_url.json``: an https URL as recorded; a local file hash-checked,
     and looked up in *places* first, since a path on this machine means nothing elsewhere."""
@@ -392,50 +413,43 @@ def _archive_origin(
 
 
 def _lookup(
-    wheel: _Wheel, *, expected: str | None, dist_info: Path | None, places: _Places
+    wheel: _Wheel, *, expected: str | None, dist_info: Path | None, places: Places
 ) -> WheelOrigin | None:
-    """The wheel in *places* whose files match the installed ones."""
+    """The wheel in *places* whose files match the installed ones (fetched, when it must be
+    hashed, through the command's downloads: the copy made later is that same file)."""
     dist = wheel.dist
     try:
-        files = find_candidates(
-            dist.name,
-            find_links=places.find_links,
-            index_urls=places.index_urls,
-            version=f"=={dist.version}",
-            python_version=places.python_version or _running_python(),
-            cache_dir=places.cache_dir,
-            transport=places.transport,
-        )
-    except SelectionError:
+        version = Version(dist.version)
+        spec = SpecifierSet(f"=={version}")
+        listing = places.listing(dist.name)
+        if version not in listing.versions(spec, tags=None):
+            return None
+        files = listing.files(version, spec, downloads=places.downloads, tags=None)
+    except (InvalidVersion, SelectionError):
         return None
     installed = _installed_record(dist_info) if dist_info is not None else None
     unverified: list[tuple[str, str | None, str]] = []
-    with tempfile.TemporaryDirectory(prefix="vb-origin-") as scratch:
-        for candidate in files.candidates:
-            if candidate.label != wheel.label:
-                continue
-            url, sha256 = candidate.url, candidate.sha256
-            if expected is not None and sha256 is not None:
-                if sha256.lower() == expected:
-                    return wheel.origin(url, sha256, candidate.source, size=candidate.size)
-                continue
-            local = _local_path(url)
-            path = (
-                local
-                if local is not None
-                else download(candidate, Path(scratch), transport=places.transport)
-            )
-            actual = file_sha256(path)
-            if expected is not None:
-                if actual == expected:
-                    return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
-                continue
-            record = _wheel_record(path)
-            if installed is not None and record is not None:
-                if _records_agree(installed, record):
-                    return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
-                continue
-            unverified.append((url, actual, candidate.source))
+    for candidate in files.candidates:
+        if candidate.label != wheel.label:
+            continue
+        url, sha256 = candidate.url, candidate.sha256
+        if expected is not None and sha256 is not None:
+            if sha256.lower() == expected:
+                return wheel.origin(url, sha256, candidate.source, size=candidate.size)
+            continue
+        local = _local_path(url)
+        path = local if local is not None else places.downloads.get(candidate)
+        actual = file_sha256(path)
+        if expected is not None:
+            if actual == expected:
+                return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
+            continue
+        record = _wheel_record(path)
+        if installed is not None and record is not None:
+            if _records_agree(installed, record):
+                return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
+            continue
+        unverified.append((url, actual, candidate.source))
     if len(unverified) == 1:
         url, sha256, source = unverified[0]
         return wheel.origin(

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Literal
 
 from variant_bridge.environment import Environment
+from variant_bridge.errors import ExportError, clip, quote
 from variant_bridge.export.dependencies import major_minor
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import HostRequirement, PlatformDeclaration
 from variant_bridge.mappings import load_tables
 
-__all__ = ["platform_declaration"]
+__all__ = ["platform_declaration", "unenforced"]
 
 _LOWER_BOUND_RE = re.compile(r">=?\s*([0-9][0-9a-z.]*)")
 _PIXI_DEFAULT_GLIBC = "2.28"
@@ -29,8 +32,8 @@ _PIXI_DEFAULT_GLIBC = "2.28"
 
 def platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> PlatformDeclaration:
     """The lowest declared virtual packages that satisfy the wheels (*host*) and the records."""
-    depends = [s for r in env.conda_packages for s in r.depends if s.startswith("__")]
-    constrains = [s for r in env.conda_packages for s in r.constrains if s.startswith("__")]
+    depends = _virtual_specs(env, "depends")
+    constrains = _virtual_specs(env, "constrains")
     wheel_specs = [h.rattler_spec for h in host]
     every = depends + constrains + wheel_specs
     subdir = env.platform
@@ -59,11 +62,47 @@ def platform_declaration(env: Environment, host: Sequence[HostRequirement]) -> P
         and not _satisfies("__glibc", _PIXI_DEFAULT_GLIBC, "0", glibc_specs, subdir)
     ):
         glibc = _lowest("__glibc", glibc_specs, subdir)
-    declared = {"__cuda": cuda, "__cuda_arch": arch, "__glibc": glibc or _default_glibc(subdir)}
-    unenforceable = tuple(
+    declaration = PlatformDeclaration(subdir, cuda, arch, archspec, glibc)
+    return replace(declaration, unenforceable=unenforced(host, declaration))
+
+
+def unenforced(
+    host: Sequence[HostRequirement], declaration: PlatformDeclaration, *, arch: bool = True
+) -> tuple[HostRequirement, ...]:
+    """The requirements of *host* that a host admitted by *declaration* may still fail: pixi
+    checks each declared virtual package as a minimum (``arch=False``: the GPU is not declared,
+    as in ``[system-requirements]``)."""
+    declared = {
+        "__cuda": declaration.cuda,
+        "__cuda_arch": declaration.cuda_arch if arch else None,
+        "__glibc": declaration.glibc or _default_glibc(declaration.subdir),
+    }
+    return tuple(
         h for h in host if not _enforced(h.rattler_spec, declared.get(spec_name(h.rattler_spec)))
     )
-    return PlatformDeclaration(subdir, cuda, arch, archspec, glibc, unenforceable)
+
+
+def _virtual_specs(env: Environment, kind: Literal["depends", "constrains"]) -> list[str]:
+    """The records' ``__*`` specs of one kind, each checked once here.
+
+    :raises ExportError: a spec rattler cannot read (naming the record, the entry and why).
+    """
+    from rattler import MatchSpec
+
+    found = []
+    for record in env.conda_packages:
+        for spec in getattr(record, kind):
+            if not spec.startswith("__"):
+                continue
+            try:
+                MatchSpec(spec)
+            except Exception as e:  # rattler's InvalidMatchSpecError
+                raise ExportError(
+                    f"{clip(env.origin)}: {record}: invalid {kind} entry {quote(spec)}: "
+                    f"{clip(' '.join(str(e).split()))}"
+                ) from e
+            found.append(spec)
+    return found
 
 
 def _default_glibc(subdir: str) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -32,10 +31,15 @@ from variant_bridge.export.model import (
     relative_reference,
 )
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.indexes import Candidate, download, file_sha256, url_to_path
-from variant_bridge.indexes.transport import Transport
+from variant_bridge.indexes import Candidate, Downloads, file_sha256, url_to_path
 
-__all__ = ["DEFAULT_WHEELS_DIR", "copied_wheels", "copy_wheels", "relative_reference"]
+__all__ = [
+    "DEFAULT_WHEELS_DIR",
+    "copied_wheels",
+    "copies_announcement",
+    "copy_wheels",
+    "relative_reference",
+]
 
 DEFAULT_WHEELS_DIR = "variant-wheels"
 """The folder beside the written file that receives the installable copies by default (not
@@ -51,8 +55,9 @@ def _filename(url: str) -> WheelFilename:
         raise ExportError(f"cannot copy {url}: {e}") from e
 
 
-def _source(requirement: PipRequirement, url: str, scratch: Path, transport: Transport) -> Path:
-    """A local file with the wheel's bytes: the file itself, or a hash-checked download."""
+def _source(requirement: PipRequirement, url: str, downloads: Downloads) -> Path:
+    """A local file with the wheel's bytes: the file itself, or a hash-checked download
+    through the command's downloads (the file its origin lookup fetched, if it did)."""
     if url.startswith("file:"):
         path = url_to_path(url)
         if not path.is_file():
@@ -63,7 +68,7 @@ def _source(requirement: PipRequirement, url: str, scratch: Path, transport: Tra
         return path
     candidate = Candidate(_filename(url), url, url, requirement.sha256)
     try:
-        return download(candidate, scratch, transport=transport)
+        return downloads.get(candidate)
     except VariantBridgeError as e:
         raise ExportError(f"cannot copy {requirement.name} {requirement.version}: {e}") from e
 
@@ -71,16 +76,15 @@ def _source(requirement: PipRequirement, url: str, scratch: Path, transport: Tra
 def _copy(
     requirement: PipRequirement,
     directory: Path,
-    scratch: Path,
     *,
     overwrite: bool,
     after_chunk: AfterChunk | None,
-    transport: Transport,
+    downloads: Downloads,
 ) -> tuple[Path, str]:
     assert requirement.url is not None
     url = requirement.url
     target = directory / _filename(url).base
-    source = _source(requirement, url, scratch, transport)
+    source = _source(requirement, url, downloads)
     wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
     try:
         if target.is_file():
@@ -114,14 +118,15 @@ def copy_wheels(
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
     after_chunk: AfterChunk | None = None,
-    transport: Transport | None = None,
+    downloads: Downloads,
 ) -> ExportModel:
     """Copy every pinned variant wheel of *model* into *directory* under its non-variant
     filename, and return the model with its pip lines / pixi paths pointing at the copies.
 
     :param relative_to: the directory of the exported file (pixi paths are relative to it).
     :param overwrite: replace a file of the same name with other bytes (``--force``).
-    :param transport: what fetches a remote wheel (the command's deadlines, caps and log).
+    :param downloads: what fetches a remote wheel: the command's (its deadlines, caps, log and
+        cache, and the files it fetched already).
     :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
         cannot be written; the copies and directories made before are removed again.
     """
@@ -131,7 +136,7 @@ def copy_wheels(
         relative_to=relative_to,
         overwrite=overwrite,
         after_chunk=after_chunk,
-        transport=transport,
+        downloads=downloads,
     ) as copied:
         return copied
 
@@ -144,7 +149,7 @@ def copied_wheels(
     relative_to: str | os.PathLike[str],
     overwrite: bool = False,
     after_chunk: AfterChunk | None = None,
-    transport: Transport | None = None,
+    downloads: Downloads,
 ) -> Iterator[ExportModel]:
     """:func:`copy_wheels` for the length of a ``with`` block that writes the export: when the
     block fails, the copies (and directories) this call created are removed, so a failed export
@@ -159,7 +164,7 @@ def copied_wheels(
         relative_to,
         overwrite=overwrite,
         after_chunk=after_chunk,
-        transport=transport,
+        downloads=downloads,
     )
     try:
         yield copied
@@ -195,7 +200,7 @@ def _copy_all(
     *,
     overwrite: bool,
     after_chunk: AfterChunk | None,
-    transport: Transport | None,
+    downloads: Downloads,
 ) -> tuple[ExportModel, list[Path]]:
     """The model pointing at the copies, and the directories and files this call created."""
     pinned = [p for p in model.pip if p.url is not None and p.label is not None]
@@ -210,23 +215,19 @@ def _copy_all(
         raise ExportError(f"cannot create the wheels directory {str(folder)!r}: {e}") from e
     base = Path(relative_to).absolute()
     copies: dict[str, tuple[Path, str]] = {}
-    # A library call without the command's transport: one for this copy (no keep-alive past it).
-    fetching = transport if transport is not None else Transport()
     try:
-        with tempfile.TemporaryDirectory(prefix="vb-wheels-") as scratch:
-            for requirement in pinned:
-                target = folder / _filename(requirement.url or "").base
-                existed = target.exists()
-                copies[requirement.name] = _copy(
-                    requirement,
-                    folder,
-                    Path(scratch),
-                    overwrite=overwrite,
-                    after_chunk=after_chunk,
-                    transport=fetching,
-                )
-                if not existed:
-                    created.append(target)
+        for requirement in pinned:
+            target = folder / _filename(requirement.url or "").base
+            existed = target.exists()
+            copies[requirement.name] = _copy(
+                requirement,
+                folder,
+                overwrite=overwrite,
+                after_chunk=after_chunk,
+                downloads=downloads,
+            )
+            if not existed:
+                created.append(target)
     except BaseException:
         _remove(created)
         raise
@@ -244,3 +245,26 @@ def _copy_all(
     ]
     notes = tuple(n for n in model.notes if n != VARIANT_FILENAMES_NOTE)
     return replace(model, pip=tuple(pip), notes=notes, wheels_dir=str(folder)), created
+
+
+def copies_announcement(model: ExportModel) -> str | None:
+    """What the copies beside the file cost, said on stderr (not in the file): a variant wheel
+    can be gigabytes (torch: 0.9-2.5 GB). ``None`` when nothing was copied."""
+    copied = [p for p in model.pip if p.copy is not None]
+    if not copied:
+        return None
+    total = sum(p.size or 0 for p in copied)
+    count = f"{len(copied)} variant wheel{'s' if len(copied) != 1 else ''}"
+    folder = model.local_reference(model.wheels_dir) if model.wheels_dir else model.wheels_dir
+    return (
+        f"copied {count} ({_size(total)}) into {folder}, under plain wheel names, so that "
+        "pip and uv without wheel-variant support install them; --no-copy pins the original "
+        "files (URL or path, with their sha256) instead"
+    )
+
+
+def _size(size: int) -> str:
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{size} bytes"

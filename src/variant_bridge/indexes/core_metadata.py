@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
-from email.parser import HeaderParser
 from pathlib import Path
 
 from variant_bridge._values import value
 from variant_bridge.errors import IndexReadError, InvalidMetadata
+from variant_bridge.indexes._headers import Headers
 from variant_bridge.indexes.candidates import Candidate
 from variant_bridge.indexes.download import Downloads, url_to_path
 from variant_bridge.indexes.members import (
@@ -56,7 +56,7 @@ class CoreMetadata:
 
     @classmethod
     def parse(cls, text: str, source: MetadataSource, where: str) -> CoreMetadata:
-        headers = HeaderParser().parsestr(text)
+        headers = Headers(text)
         requires_python = headers.get("Requires-Python")
         return cls(
             str(headers.get("Name") or "").strip(),

@@ -13,13 +13,13 @@ import os
 import zipfile
 import zlib
 from dataclasses import replace
-from email.parser import BytesHeaderParser
 from pathlib import Path
 from typing import IO
 
 from packaging.utils import canonicalize_name
 
 from variant_bridge.errors import IndexReadError
+from variant_bridge.indexes._headers import Headers
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
 from variant_bridge.indexes.members import MAX_MEMBER, MemberTooLarge
@@ -90,7 +90,8 @@ def wheel_requires_python(path: Path) -> str | None:
                     info.file_size,
                 )
             with zf.open(info) as member:
-                headers = BytesHeaderParser().parsebytes(_header_block(member, info.filename))
+                block = _header_block(member, info.filename)
+            headers = Headers(block.decode("utf-8", "surrogateescape"))
     except (zipfile.BadZipFile, OSError, KeyError, EOFError, zlib.error) as e:
         raise ValueError(f"not a readable wheel ({e})") from e
     value = headers.get("Requires-Python")

@@ -29,11 +29,13 @@ from variant_bridge.metadata import (
     read_variant_json,
     single_variant,
 )
+from variant_bridge.properties import VariantDescription
 
 __all__ = [
     "MAX_VARIANTS_JSON",
     "VARIANT_JSON",
     "complete_metadata",
+    "read_copy_variant",
     "read_variants_files",
     "read_wheel_variant_metadata",
     "variant_metadata_of",
@@ -80,6 +82,23 @@ def read_wheel_variant_metadata(wheel: str | os.PathLike[str]) -> VariantMetadat
     path = Path(wheel)
     filename = WheelFilename.parse(path.name)
     return variant_metadata_of(local_members(path), filename)
+
+
+def read_copy_variant(wheel: str | os.PathLike[str]) -> VariantDescription | None:
+    """The one variant in a plain-named wheel's ``variant.json``: a byte-identical copy of a
+    variant wheel under its standard filename (what ``export`` and ``solve --lockfile`` ship
+    for installers without wheel-variant support); ``None`` for a wheel without one.
+
+    :raises InvalidMetadata: a malformed ``variant.json``, or one with several labels.
+    """
+    members = local_members(Path(wheel))
+    found = members.one(VARIANT_JSON)
+    if found is None:
+        return None
+    name, data = found
+    source = f"{members.where}!{name}"
+    meta = read_variant_json(data, source=source)
+    return single_variant(meta, source=source)
 
 
 def _body(file: IndexFile, transport: Transport) -> bytes:

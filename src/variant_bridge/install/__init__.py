@@ -14,7 +14,9 @@ file's real origin, so ``export`` can pin it.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -42,10 +44,14 @@ Installer = Literal["uv", "pip"]
 
 
 def find_uv() -> str | None:
-    """The uv executable: on PATH, or the one the ``uv`` Python package ships."""
+    """The uv executable: on PATH, beside this interpreter (where the ``uv`` Python package puts
+    it: found without importing that package), or the one the ``uv`` package ships elsewhere."""
     found = shutil.which("uv")
     if found:
         return found
+    beside = shutil.which("uv", path=os.path.dirname(sys.executable))
+    if beside:
+        return beside
     try:
         from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
     except ImportError:

@@ -30,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError
 from variant_bridge.indexes import Candidate, Downloads
+from variant_bridge.indexes.archive import check_wheel_archive
 from variant_bridge.indexes.download import file_sha256
 from variant_bridge.indexes.scratch import scratch_dir
 from variant_bridge.indexes.trust import VerifiedFile, verify
@@ -178,6 +179,8 @@ def install(
         verified = tuple(
             _checked(c, downloads, require_hashes=plan.require_hashes) for c in plan.candidates
         )
+        for one in verified:  # paths and zip caps, before the installer writes anything
+            check_wheel_archive(one.path)
         hashes = tuple((v.candidate.name, v.sha256) for v in verified)
         staging = work / "staging"
         every = tuple(c.name for c in plan.candidates)

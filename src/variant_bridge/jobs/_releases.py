@@ -1,4 +1,4 @@
-"""What the tree is resolved over (:class:`._tree.Releases`): the sources, and what is installed.
+"""What the tree is resolved over (:class:`._tree.Catalog`): the sources, and what is installed.
 
 One :class:`~variant_bridge.indexes.ProjectListing` per project and one choice per project
 version, each made at most once per command. A dependency (not a requested package) that is
@@ -11,27 +11,18 @@ the environment no longer supports is replaced (``install`` leaves an identical 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
 
 from packaging.specifiers import SpecifierSet
-from packaging.tags import Tag
 from packaging.version import InvalidVersion, Version
 
+from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import SelectionError
-from variant_bridge.indexes import (
-    Downloads,
-    IndexSource,
-    IndexStrategy,
-    PackageFiles,
-    ProjectListing,
-)
+from variant_bridge.indexes import ProjectListing
 from variant_bridge.indexes.prefetch import Prefetch
+from variant_bridge.jobs._choice import Choosing, PackageChoice, choose_files, kept_choice
+from variant_bridge.jobs.context import Sources
 from variant_bridge.markers import Dependency, VariantValues, evaluate_dependencies
-
-if TYPE_CHECKING:
-    from variant_bridge.environment import PythonDistribution
-    from variant_bridge.jobs.select import PackageChoice
 
 __all__ = ["Releases"]
 
@@ -44,50 +35,41 @@ def _version(dist: PythonDistribution) -> Version | None:
 
 
 class Releases:
-    """The sources and the installed distributions, as the tree resolver asks for them."""
+    """The sources and the installed distributions, as the tree resolver asks for them
+    (:class:`._tree.Catalog`): each version's wheel chosen by :func:`._choice.choose_files`.
+
+    :param requested: the canonical names requested (always chosen from the sources).
+    :param installed: canonical name -> what the target has installed.
+    """
 
     def __init__(
         self,
-        sources: Sequence[IndexSource],
+        sources: Sources,
+        choosing: Choosing,
         *,
-        python: Version,
-        strategy: IndexStrategy,
-        tags: frozenset[Tag],
-        downloads: Downloads,
-        markers: Mapping[str, str],
-        choose: Callable[[PackageFiles], PackageChoice],
-        keep: Callable[[PythonDistribution], PackageChoice],
         requested: frozenset[str],
         installed: Mapping[str, PythonDistribution],
     ) -> None:
         self._sources = sources
-        self._python = python
-        self._strategy = strategy
-        self._tags = tags
-        self._downloads = downloads
-        self._markers = markers
-        self._choose = choose
-        self._keep = keep
+        self._choosing = choosing
+        self._tags = choosing.tag_set
+        self._markers = choosing.markers
         self._requested = requested
         self._installed = installed
         self._listings: dict[str, ProjectListing] = {}
         self._choices: dict[tuple[str, Version], PackageChoice] = {}
         # The documents of the tree are fetched ahead, concurrently (the choices stay ours).
         self._prefetch = Prefetch(
-            sources, python=python, strategy=strategy, tags=tags, markers=markers,
-            transport=downloads.transport,
+            sources.locations, python=choosing.python, strategy=sources.strategy,
+            tags=self._tags, markers=self._markers, transport=choosing.downloads.transport,
         )  # fmt: skip
         self._prefetch.projects((p, SpecifierSet()) for p in sorted(requested))
 
     def _listing(self, project: str) -> ProjectListing:
         found = self._listings.get(project)
         if found is None:
-            found = self._listings[project] = ProjectListing(
-                project,
-                self._sources,
-                python=self._python,
-                strategy=self._strategy,
-                transport=self._downloads.transport,
+            found = self._listings[project] = self._sources.listing(
+                project, python=self._choosing.python, downloads=self._choosing.downloads
             )
         return found
 
@@ -131,11 +113,11 @@ class Releases:
         if kept is not None and kept[1] == version:
             dist = kept[0]
             if dist.variant_label is None or not self._offers(project, version):
-                return self._keep(dist)
+                return kept_choice(dist)
         files = self._listing(project).files(
-            version, spec, downloads=self._downloads, tags=self._tags
+            version, spec, downloads=self._choosing.downloads, tags=self._tags
         )
-        return self._choose(files)
+        return choose_files(files, self._choosing)
 
     def _offers(self, project: str, version: Version) -> bool:
         pinned = SpecifierSet(f"=={version}")

@@ -1,7 +1,7 @@
 """The dependency tree of the requested packages: resolvelib (pip's resolver) over our releases.
 
 The resolver only ever sees ``(project, version)`` candidates; what a candidate *is* comes from
-:class:`Releases`: the versions a project offers for the target (highest first, lazily), and for
+:class:`Catalog`: the versions a project offers for the target (highest first, lazily), and for
 one version the wheel chosen by the bridged rules with the ``Requires-Dist`` lines that apply to
 that wheel on the target (variant markers decided for its variant). So a variant package reached
 through a dependency is chosen exactly as a requested one, and a version's dependencies are the
@@ -26,7 +26,7 @@ from variant_bridge._values import value
 from variant_bridge.errors import SelectionError
 from variant_bridge.markers import Dependency
 
-__all__ = ["MAX_ROUNDS", "Need", "Releases", "Resolved", "resolve_tree"]
+__all__ = ["MAX_ROUNDS", "Catalog", "Need", "Resolved", "resolve_tree"]
 
 MAX_ROUNDS = 20_000
 """resolvelib's rounds before giving up (pip uses 200,000; trees here are small)."""
@@ -95,8 +95,8 @@ class _Candidate:
         return f"{self.key} {self.version}"
 
 
-class Releases(Protocol):
-    """What the tree is resolved over (implemented by the ``select`` job)."""
+class Catalog(Protocol):
+    """What the tree is resolved over (:class:`._releases.Releases` for the ``select`` job)."""
 
     def versions(self, project: str, spec: SpecifierSet) -> Iterator[Version]:
         """*project*'s usable versions matching *spec*, highest first.
@@ -126,9 +126,9 @@ class Resolved:
 
 
 class _Provider:
-    """resolvelib's provider protocol (``AbstractProvider``'s methods) over :class:`Releases`."""
+    """resolvelib's provider protocol (``AbstractProvider``'s methods) over a :class:`Catalog`."""
 
-    def __init__(self, releases: Releases, *, follow: bool) -> None:
+    def __init__(self, releases: Catalog, *, follow: bool) -> None:
         self.releases = releases
         self.follow = follow
 
@@ -220,7 +220,7 @@ def _combined(needs: Iterable[Need]) -> SpecifierSet:
     return spec
 
 
-def resolve_tree(requested: Sequence[Need], releases: Releases, *, follow: bool = True) -> Resolved:
+def resolve_tree(requested: Sequence[Need], releases: Catalog, *, follow: bool = True) -> Resolved:
     """Resolve *requested* and (with *follow*) their dependencies over *releases*.
 
     :raises SelectionError: no set of versions meets every requirement (each conflicting
@@ -242,7 +242,7 @@ def resolve_tree(requested: Sequence[Need], releases: Releases, *, follow: bool 
     return _tree(requested, result)
 
 
-def _conflict(causes: Iterable[Any], releases: Releases) -> SelectionError:
+def _conflict(causes: Iterable[Any], releases: Catalog) -> SelectionError:
     """One line naming every requirement that could not be met together, and who stated each."""
     by_project: dict[str, list[Need]] = {}
     for cause in causes:

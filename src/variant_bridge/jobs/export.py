@@ -1,21 +1,22 @@
-"""The ``export`` use case: read an environment (detection, its history or lock channels), establish
-where its variant wheels came from, build the export model and write it (docs/share.md). The
-request is checked once, here, before the environment is read; the output target is checked before
-that, and the wheels are copied last, after every check ("Nothing lost").
+"""The ``export`` use case: the command's context (its target environment, read by detection;
+its sources; its one ``Downloads``), the environment's history or lock channels, where its variant
+wheels came from (looked up in the context's sources, in uv's order, fetched through its
+downloads), the export model, and the file written (docs/share.md). The request is checked once,
+here, before the environment is read; the output target is checked before that, and the wheels
+are copied last, after every check ("Nothing lost"), each the file its lookup fetched, if it did.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
-from variant_bridge.detect import detect_environment
+from variant_bridge.detect.lockfile import pixi_environment_prefix
 from variant_bridge.environment import Environment
-from variant_bridge.errors import InvalidTarget
+from variant_bridge.errors import ConflictingOptions, InvalidTarget
 from variant_bridge.export import (
     ExportFormat,
     ExportModel,
@@ -25,6 +26,7 @@ from variant_bridge.export import (
     build_export,
     check_target,
     copied_wheels,
+    format_notes,
     read_manifest,
     render,
     update_manifest,
@@ -34,55 +36,20 @@ from variant_bridge.export import (
 from variant_bridge.export._atomic import AfterChunk
 from variant_bridge.export.dependencies import requested_from_records
 from variant_bridge.export.history import lock_channels, read_history
-from variant_bridge.export.origins import complete_locked, establish_origins
+from variant_bridge.export.origins import Places, complete_locked, establish_origins
 from variant_bridge.export.pixi_toml.render import check_declarable
-from variant_bridge.export.validate import (
-    check_find_links,
-    check_name,
-    check_url,
-    is_url,
-    safe_name,
-)
-from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR
-from variant_bridge.indexes.transport import Transport
+from variant_bridge.export.validate import check_name, is_url, safe_name
+from variant_bridge.export.wheels_dir import DEFAULT_WHEELS_DIR, copies_announcement
+from variant_bridge.jobs.context import Context, Sources
 
 __all__ = [
-    "EnvironmentSource",
     "ExportOutput",
     "ExportRequest",
     "ExportResult",
-    "ExportSource",
+    "OutputConflict",
     "prepare_export",
     "run_export",
 ]
-
-
-class EnvironmentSource(Protocol):
-    """Where the environment is read from, as detection takes it: a prefix (``None`` with no
-    lock file: ``$CONDA_PREFIX``) or a pixi.lock environment and platform, plus declared facts.
-    :class:`ExportSource` is one; so is the CLI's ``EnvironmentOptions``."""
-
-    @property
-    def prefix(self) -> str | os.PathLike[str] | None: ...
-    @property
-    def lockfile(self) -> str | os.PathLike[str] | None: ...
-    @property
-    def environment(self) -> str | None: ...
-    @property
-    def platform(self) -> str | None: ...
-    @property
-    def targets(self) -> Sequence[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ExportSource:
-    """An :class:`EnvironmentSource` for library callers: ``ExportSource(prefix="/opt/env")``."""
-
-    prefix: str | os.PathLike[str] | None = None
-    lockfile: str | os.PathLike[str] | None = None
-    environment: str | None = None
-    platform: str | None = None
-    targets: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,29 +63,40 @@ class ExportRequest:
         name their file, the toolkit its ``major.minor``.
     :param every_wheel: pin every PyPI package to its file, not only the variant wheels (what a
         pylock.toml needs; ``run_export`` sets it for that format).
-    :param indexes: where the variant wheels can be found (``--find-links`` as given: relative
-        directories are made absolute in the file).
-    :param environ: the process environment detection reads (``CONDA_PREFIX``,
-        ``CONDA_OVERRIDE_*``, ``NV_VARIANT_PROVIDER_FORCE_*``); ``None``: :data:`os.environ`.
     :param project_dir: the folder of the manifest written (a pixi workspace is named after it
         when the prefix is not a pixi project's); ``None``: the current directory.
+    :param hashes: establish every wheel's file and hash, for environment.yml's pip
+        hash-checking mode (``run_export`` sets it for that format).
+    :param strict_host_requirements: every host requirement a requirement, also those the
+        receiving client cannot check by itself (``--strict-host-requirements``).
     """
 
-    source: EnvironmentSource = field(default_factory=ExportSource)
     name: str | None = None
     from_history: bool = False
     pin: PinMode = "exact"
     every_wheel: bool = False
     host_requirements: bool = True
     allow_unpinned: bool = False
-    indexes: IndexOptions = field(default_factory=IndexOptions)
     producer: str = "variant-bridge export"
-    cache_dir: Path | None = None
-    """The download cache (``None``: none)."""
-    transport: Transport | None = None
-    """The command's HTTP requests (``--verbose``, progress); ``None``: a plain one."""
-    environ: Mapping[str, str] | None = None
     project_dir: Path | None = None
+    hashes: bool = False
+    strict_host_requirements: bool = False
+
+    def __post_init__(self) -> None:
+        # The file's own inputs are checked when the request is made: before anything is read.
+        if self.name is not None:
+            check_name(self.name)
+
+
+class OutputConflict(enum.Enum):
+    """Which output settings exclude each other (:class:`ExportOutput`)."""
+
+    UPDATE_AND_OUTPUT = "update and output"
+    UPDATE_NOT_PIXI = "update of another format"
+    PYLOCK_PINNING_FILENAMES = "pylock with pin_filenames"
+    PYLOCK_WITHOUT_COPIES = "pylock without copies"
+    PIN_FILENAMES_AND_WHEELS_DIR = "pin_filenames and wheels_dir"
+    PYPROJECT_AS_OUTPUT = "pyproject.toml as output"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +105,9 @@ class ExportOutput:
     manifest edited in place. The variant wheels are copied, under names every installer
     accepts, to *wheels_dir*, by default to ``variant-wheels/`` beside a written file; with
     *pin_filenames* (or to stdout without *wheels_dir*) the file names the variant files
-    themselves. The combination is the caller's to check (the CLI's usage errors)."""
+    themselves. A combination that cannot be written is refused when the value is made
+    (:class:`~variant_bridge.errors.ConflictingOptions`, kind :class:`OutputConflict`: the
+    CLI's usage errors)."""
 
     format: ExportFormat = "environment-yml"
     path: Path | None = None
@@ -135,6 +115,34 @@ class ExportOutput:
     force: bool = False
     wheels_dir: Path | None = None
     pin_filenames: bool = False
+
+    def __post_init__(self) -> None:
+        pylock = self.format == "pylock"
+        rules = (
+            (self.update is not None and self.path is not None,
+             OutputConflict.UPDATE_AND_OUTPUT,
+             "--update edits FILE in place; it cannot be combined with -o"),
+            (self.update is not None and self.format != "pixi-toml",
+             OutputConflict.UPDATE_NOT_PIXI,
+             "--update edits pixi manifests only (pixi.toml, pyproject.toml)"),
+            (pylock and self.pin_filenames,
+             OutputConflict.PYLOCK_PINNING_FILENAMES,
+             ("--pin-filenames cannot be used with pylock.toml: packaging and uv refuse "
+              "variant wheel filenames in a lock (it names installable copies)")),
+            (pylock and self.path is None and self.wheels_dir is None,
+             OutputConflict.PYLOCK_WITHOUT_COPIES,
+             ("a pylock.toml names copies of the variant wheels: write it with -o FILE (the "
+              "copies go beside it) or pass --wheels-dir DIR")),
+            (self.pin_filenames and self.wheels_dir is not None,
+             OutputConflict.PIN_FILENAMES_AND_WHEELS_DIR,
+             "--pin-filenames pins the variant files; it excludes --wheels-dir"),
+            (self.path is not None and self.path.name == "pyproject.toml",
+             OutputConflict.PYPROJECT_AS_OUTPUT,
+             "to add [tool.pixi] to a pyproject.toml, use --update pyproject.toml"),
+        )  # fmt: skip
+        for broken, kind, text in rules:
+            if broken:
+                raise ConflictingOptions(kind, text)
 
     @property
     def destination(self) -> Path | None:
@@ -172,25 +180,18 @@ class ExportResult:
         return render(self.model, self.format)
 
 
-def prepare_export(request: ExportRequest) -> ExportModel:
-    """Read the environment *request* names and build its export model.
+def prepare_export(request: ExportRequest, ctx: Context) -> ExportModel:
+    """Build the export model of the context's environment (its target, read once when the
+    context was opened); variant wheels not pinned by their records are looked up in the
+    context's sources.
 
-    :raises InvalidTarget: a bad name, URL or find-links location, ``--from-history`` with a
-        lock file, or nothing to export.
-    :raises DetectionError: the prefix, a record, ``history`` or the lock file cannot be read.
+    :raises InvalidTarget: a bad name, ``--from-history`` with a lock file, or nothing to export.
+    :raises DetectionError: a record, ``history`` or the lock file cannot be read.
     :raises ExportError: a variant wheel cannot be pinned (unless *allow_unpinned*).
     """
-    _check(request)
-    source = request.source
-    snapshot = detect_environment(
-        prefix=source.prefix,
-        lockfile=source.lockfile,
-        environment=source.environment,
-        platform=source.platform,
-        targets=tuple(source.targets),
-        env=request.environ,
-    )
-    if snapshot.prefix is None and source.lockfile is None:
+    snapshot = ctx.target.env
+    _check(request, snapshot)
+    if snapshot.prefix is None and snapshot.lockfile is None:
         raise InvalidTarget(
             "nothing to export: pass --prefix or --lockfile (or activate an environment)"
         )
@@ -199,40 +200,51 @@ def prepare_export(request: ExportRequest) -> ExportModel:
     if snapshot.prefix is not None:
         channel_order, requested = _requests(snapshot, request.from_history, notes)
     else:
-        assert source.lockfile is not None
-        channel_order = lock_channels(source.lockfile, source.environment)
-        snapshot = complete_locked(snapshot, Path(source.lockfile).parent)
-    indexes = request.indexes
-    origins = establish_origins(
-        snapshot,
-        find_links=indexes.find_links,
-        index_urls=(*([indexes.index_url] if indexes.index_url else []), *indexes.extra_index_urls),
-        cache_dir=request.cache_dir,
-        every_wheel=request.every_wheel,
-        transport=request.transport,
-    )
+        assert snapshot.lockfile is not None
+        channel_order = lock_channels(snapshot.lockfile, snapshot.lock_environment)
+        installed = pixi_environment_prefix(snapshot.lockfile, snapshot.lock_environment)
+        snapshot = complete_locked(snapshot, Path(snapshot.lockfile).parent, installed=installed)
+    sources = ctx.sources
+    places = Places(sources.locations, ctx.downloads, ctx.target.python.version, sources.strategy)
+    origins = establish_origins(snapshot, places, every_wheel=request.every_wheel or request.hashes)
     return build_export(
         snapshot,
         name=request.name if request.name is not None else _default_name(snapshot, request),
         origins=origins,
         requested_specs=requested,
         channel_order=channel_order,
-        pinning=Pinning(request.pin, request.every_wheel, request.allow_unpinned),
-        host_requirements=request.host_requirements,
-        # Local find-links made absolute: the file is read from elsewhere (pip runs in the
-        # environment.yml's directory, pixi resolves paths against the manifest's).
-        index_options=IndexOptions(
-            indexes.index_url,
-            indexes.extra_index_urls,
-            tuple(f if is_url(f) else os.path.abspath(f) for f in indexes.find_links),
+        pinning=Pinning(
+            request.pin, request.every_wheel, request.allow_unpinned, hashes=request.hashes
         ),
+        host_requirements=request.host_requirements,
+        index_options=_index_options(sources),
         producer=request.producer,
         extra_notes=notes,
+        strict_host_requirements=request.strict_host_requirements,
+    )
+
+
+def _index_options(sources: Sources) -> IndexOptions:
+    """The sources as the file names them for pip and pixi: local find-links made absolute (the
+    file is read from elsewhere: pip runs in the environment.yml's directory, pixi resolves
+    paths against the manifest's)."""
+    default = sources.default
+    return IndexOptions(
+        default.url if default is not None else None,
+        tuple(i.url for i in sources.extra_indexes),
+        tuple(
+            f.location if is_url(f.location) else os.path.abspath(f.location)
+            for f in sources.find_links
+        ),
     )
 
 
 def run_export(
-    request: ExportRequest, output: ExportOutput, *, after_chunk: AfterChunk | None = None
+    request: ExportRequest,
+    output: ExportOutput,
+    ctx: Context,
+    *,
+    after_chunk: AfterChunk | None = None,
 ) -> ExportResult:
     """The ``export`` command: check the target, read the manifest to update, build the model,
     copy the wheels, write the file.
@@ -241,18 +253,12 @@ def run_export(
     :raises ExportError: the target cannot be written, the manifest cannot be read or edited, a
         wheel cannot be copied, a pixi platform cannot be declared; nothing is left behind.
     """
-    # Fail before reading the environment or copying a wheel: the output target is checked (and
-    # again, atomically, when written), the manifest to update is read and parsed.
-    if output.format == "pylock" and output.copies_dir() is None:
-        raise InvalidTarget(
-            "a pylock.toml cannot name variant wheel files (packaging and uv refuse their "
-            "names): write it to a file (-o pylock.toml) so the wheels are copied beside it, "
-            "or pass --wheels-dir DIR"
-        )
+    # Fail before copying a wheel: the output target is checked (and again, atomically, when
+    # written), the manifest to update is read and parsed.
     if output.path is not None:
         check_target(output.path, force=output.force)
     manifest = read_manifest(output.update) if output.update is not None else None
-    model = prepare_export(_for_output(request, output))
+    model = prepare_export(_for_output(request, output), ctx)
     destination = output.destination
     if destination is not None:
         model = replace(model, base_dir=str(destination.absolute().parent))
@@ -272,18 +278,20 @@ def run_export(
             relative_to=destination.absolute().parent if destination else Path.cwd(),
             overwrite=output.force,
             after_chunk=after_chunk,
-            transport=request.transport,
+            downloads=ctx.downloads,
         )
     # The copies are removed again if the export cannot be written.
     with copies as model:
+        announced = tuple(a for a in (copies_announcement(model),) if a is not None)
         if output.update is not None:
             updated = update_manifest(output.update, model, text=manifest, after_chunk=after_chunk)
-            notes = (*model.notes, *updated.notes)
+            notes = (*model.notes, *updated.notes, *announced)
             return ExportResult(model, output.format, output.update, updated.changed, notes)
         if output.path is not None:
             text = render(model, output.format)
             write_export(output.path, text, force=output.force, after_chunk=after_chunk)
-        return ExportResult(model, output.format, output.path, True, model.notes)
+        notes = (*model.notes, *format_notes(model, output.format), *announced)
+        return ExportResult(model, output.format, output.path, True, notes)
 
 
 def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
@@ -291,6 +299,8 @@ def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
     workspace is named after the manifest's folder."""
     if output.format == "pylock":
         request = replace(request, every_wheel=True)
+    if output.format == "environment-yml":
+        request = replace(request, hashes=True)
     if output.format == "pixi-toml" and request.project_dir is None:
         destination = output.destination
         folder = destination.absolute().parent if destination else Path.cwd()
@@ -298,17 +308,10 @@ def _for_output(request: ExportRequest, output: ExportOutput) -> ExportRequest:
     return request
 
 
-def _check(request: ExportRequest) -> None:
-    """The file's own inputs first: a bad one fails before the environment is read."""
-    if request.name is not None:
-        check_name(request.name)
-    if request.indexes.index_url is not None:
-        check_url(request.indexes.index_url, option="--index-url")
-    for url in request.indexes.extra_index_urls:
-        check_url(url, option="--extra-index-url")
-    for location in request.indexes.find_links:
-        check_find_links(location)
-    if request.from_history and request.source.lockfile is not None:
+def _check(request: ExportRequest, env: Environment) -> None:
+    """What the request asks of the environment (its own inputs were checked when it was made,
+    the sources when the context was opened)."""
+    if request.from_history and env.lockfile is not None:
         raise InvalidTarget(
             "--from-history needs a prefix: a pixi.lock records no requested specs "
             "(the pixi.toml that produced it has them)"
@@ -347,10 +350,10 @@ def _default_name(snapshot: Environment, request: ExportRequest) -> str:
         if request.project_dir is not None:
             return safe_name(request.project_dir.resolve().name or "workspace")
         return safe_name(prefix.name or "base")
-    lockfile = request.source.lockfile
+    lockfile = snapshot.lockfile
     assert lockfile is not None
     project = Path(lockfile).resolve().parent.name or "workspace"
-    return _project_name(project, request.source.environment)
+    return _project_name(project, snapshot.lock_environment)
 
 
 def _project_name(project: str, environment: str | None) -> str:

@@ -1,20 +1,22 @@
 """The ``index`` use case: variant wheels as ``v3.whl`` records in a conda channel.
 
-Wheels come from files, find-links directories (every project in them) or simple indexes (the
-projects named). Each project version is read as ``select`` reads it (its ``*-variants.json``,
-completed from the wheels' ``variant.json``; each wheel's core metadata for its requirements and
-toolkit evidence), turned into records (:mod:`variant_bridge.solve.records`) and merged into the
-channel after ``rattler.index`` has indexed its conda packages
-(:mod:`variant_bridge.solve.channel`).
-Local wheels are copied into the channel's ``wheels/`` folder (records name them
-``../wheels/<file>``); remote ones are named by their URL.
+Wheels come from the command context's sources (find-links directories: every project in them;
+simple indexes: the projects named, consulted as its index strategy says) and from wheel files
+named one by one; every download goes through the context's one ``Downloads`` (cache,
+``--verbose``, deadlines). Each project version is read as ``select`` reads it (its
+``*-variants.json``, completed from the wheels' ``variant.json``; each wheel's core metadata for
+its requirements and toolkit evidence), turned into records for the context's target platform
+(:mod:`variant_bridge.solve.records`) and merged into the channel after ``rattler.index`` has
+indexed its conda packages (:mod:`variant_bridge.solve.channel`). Local wheels are copied into the
+channel's ``wheels/`` folder (records name them ``../wheels/<file>``); remote ones are named by
+their URL.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -26,16 +28,15 @@ from variant_bridge.indexes import (
     Candidate,
     CoreMetadataReader,
     Downloads,
-    FindLinks,
     IndexFile,
-    IndexSource,
+    IndexStrategy,
     file_sha256,
     read_wheel_metadata,
     url_to_path,
 )
 from variant_bridge.indexes.findlinks import list_find_links
-from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
+from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.priority import Encoding
 from variant_bridge.solve.channel import place_wheel, write_channel
@@ -57,9 +58,9 @@ _VARIANTS_JSON_RE = re.compile(r"(?P<name>[^/]+?)-(?P<version>[^-/]+)-variants\.
 
 @value
 class IndexRequest:
-    """What to index, and how.
+    """What to index, and how (where from: the context's sources; for which platform: its
+    target's).
 
-    :param sources: find-links locations (every project) and simple indexes (*projects* only).
     :param files: wheel files named one by one (their ``*-variants.json`` beside them is read).
     :param projects: the projects to index from simple indexes; also a filter for the others.
     :param copy: copy local wheels into the channel's ``wheels/`` folder (records then name
@@ -67,8 +68,6 @@ class IndexRequest:
     """
 
     channel: Path
-    subdir: str
-    sources: tuple[IndexSource, ...] = ()
     files: tuple[Path, ...] = ()
     projects: tuple[str, ...] = ()
     encoding: Encoding = Encoding.CELLS
@@ -112,19 +111,25 @@ def _explicit(path: Path) -> list[IndexFile]:
     return files
 
 
-def _listing(request: IndexRequest, transport: Transport) -> tuple[list[IndexFile], list[str]]:
+def _listing(
+    request: IndexRequest, sources: Sources, downloads: Downloads
+) -> tuple[list[IndexFile], list[str]]:
+    """Every find-links location's files, then each project's from the indexes (the first that
+    has it only, under ``first-index``), then the files named."""
+    transport = downloads.transport
     files: list[IndexFile] = []
     notes: list[str] = []
-    for source in request.sources:
-        if isinstance(source, FindLinks):
-            files += list_find_links(source.location, lazy=True, transport=transport)
-            continue
-        for project in request.projects:
-            listed = source.list_files(canonicalize_name(project), transport=transport)
+    for links in sources.find_links:
+        files += list_find_links(links.location, lazy=True, transport=transport)
+    for project in map(canonicalize_name, request.projects):
+        for index in sources.indexes:
+            listed = index.list_files(project, transport=transport)
             if listed is None:
-                notes.append(source.missing(canonicalize_name(project)))
-            else:
-                files += listed
+                notes.append(index.missing(project))
+                continue
+            files += listed
+            if sources.strategy is IndexStrategy.FIRST_INDEX:
+                break
     for path in request.files:
         files += _explicit(path)
     return files, notes
@@ -231,13 +236,15 @@ def _why(name: str, reason: str) -> str:
     return reason if name in reason else f"{name}: {reason}"
 
 
-def gather(request: IndexRequest, downloads: Downloads) -> tuple[list[Gathered], list[str]]:
-    """Every release the request names, read (variant metadata, hashes, requirements).
+def gather(request: IndexRequest, ctx: Context) -> tuple[list[Gathered], list[str]]:
+    """Every release the request names in the context's sources, read (variant metadata,
+    hashes, requirements) through its downloads.
 
     :raises IndexReadError: a source cannot be read; :raises InvalidMetadata: a malformed
         ``*-variants.json``; :raises SolveError: a named wheel file is missing or unreadable.
     """
-    files, notes = _listing(request, downloads.transport)
+    downloads = ctx.downloads
+    files, notes = _listing(request, ctx.sources, downloads)
     named = {path.absolute().as_uri() for path in request.files}
     wheels, documents, skipped = _groups(files, request.projects)
     reader = _Reader(downloads)
@@ -293,48 +300,53 @@ def _placed(gathered: Gathered, request: IndexRequest) -> Release:
 
 
 def records_of(
-    gathered: Sequence[Gathered], request: IndexRequest, *, tables: MappingTables | None = None
+    gathered: Sequence[Gathered],
+    request: IndexRequest,
+    subdir: str,
+    *,
+    tables: MappingTables | None = None,
+    conda_names: Mapping[str, str] | None = None,
 ) -> list[ReleaseRecords]:
-    """The records of every gathered release (wheels copied first when the request says so)."""
+    """The records of every gathered release for *subdir* (wheels copied first when the
+    request says so).
+
+    :param conda_names: ``convert``'s names (see :attr:`IndexSettings.conda_names`).
+    """
     tables = tables if tables is not None else load_tables()
     settings = IndexSettings(
-        request.subdir, request.encoding, request.form,
-        frozenset(g.release.project for g in gathered),
+        subdir, request.encoding, request.form,
+        frozenset(g.release.project for g in gathered), conda_names,
     )  # fmt: skip
     found = []
     for one in gathered:
         made = release_records(_placed(one, request), settings, tables=tables)
         if one.skipped:
-            made = ReleaseRecords(
-                made.project, made.version, made.records, one.skipped + made.skipped,
-                made.unmapped, made.conflicts, made.left_to_installer, made.toolkits,
-            )  # fmt: skip
+            made = dataclasses.replace(made, skipped=one.skipped + made.skipped)
         found.append(made)
     return found
 
 
-def index_wheels(request: IndexRequest) -> IndexReport:
-    """Index the request's wheels into its channel (the use case behind ``index``).
+def index_wheels(request: IndexRequest, ctx: Context) -> IndexReport:
+    """Index the request's wheels (from the context's sources and the files named) into its
+    channel, for the context's target platform (the use case behind ``index``).
 
     :raises SolveError: nothing to index, a channel that cannot be written or indexed.
     :raises IndexReadError, InvalidMetadata: see :func:`gather`.
     """
-    if not request.sources and not request.files:
+    if not ctx.sources and not request.files:
         raise SolveError("nothing to index: pass wheel files, directories or index URLs")
-    with Downloads.temporary(transport=Transport()) as downloads:
-        gathered, notes = gather(request, downloads)
-        if not gathered:
-            raise SolveError(
-                "no wheels found to index in "
-                + ", ".join([s.name for s in request.sources] + [str(p) for p in request.files])
-            )
-        require_wheels(gathered, "indexed")
-        releases = records_of(gathered, request)
+    subdir = ctx.target.env.platform
+    gathered, notes = gather(request, ctx)
+    if not gathered:
+        raise SolveError(
+            "no wheels found to index in "
+            + ", ".join([s.name for s in ctx.sources] + [str(p) for p in request.files])
+        )
+    require_wheels(gathered, "indexed")
+    releases = records_of(gathered, request, subdir)
     records = [r for release in releases for r in release.records]
     notes += write_channel(
-        request.channel, request.subdir, records,
+        request.channel, subdir, records,
         projects={r.project for r in releases}, index_conda=request.index_conda,
     )  # fmt: skip
-    return IndexReport(
-        request.channel, request.subdir, request.encoding, tuple(releases), tuple(notes)
-    )
+    return IndexReport(request.channel, subdir, request.encoding, tuple(releases), tuple(notes))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,15 +23,17 @@ from variant_bridge.build_matrix import (
     matrix_from_conda,
     matrix_from_wheels,
     matrix_table,
+    toolkit_notes,
 )
 from variant_bridge.build_order import BuildOrder, build_order
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
-from variant_bridge.maintainer import outputs
-from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer import matrix_inputs, outputs
+from variant_bridge.maintainer._files import load_toml
 from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheels import read_wheel_side
+from variant_bridge.release import CondaBuild
 
 __all__ = [
     "ARTIFACTS",
@@ -61,6 +63,14 @@ class MatrixRequest:
     declaration: Path | None = None
     from_conda: tuple[Path, ...] = ()
     from_wheels: str | None = None
+    from_pinning: Path | None = None
+    """conda-forge-pinning's ``conda_build_config.yaml``: its CUDA axis."""
+    migrations: tuple[Path, ...] = ()
+    """conda-forge migrations applied to :attr:`from_pinning`."""
+    from_dfg: Path | None = None
+    """A RAPIDS dependency-file-generator ``dependencies.yaml``."""
+    file_key: str | None = None
+    """The ``files`` entry of :attr:`from_dfg` (default: the one with a cuda axis)."""
     project: str | None = None
     version: str | None = None
     arch_lists: tuple[str, ...] = ()
@@ -97,18 +107,73 @@ def _declared(path: Path) -> Matrix:
     )
 
 
+def _one_platform(
+    builds: Sequence[CondaBuild], platform: str
+) -> tuple[tuple[CondaBuild, ...], tuple[str, ...]]:
+    """The builds of *platform* when the files hold several (a whole ``.ci_support``), and a
+    note naming the others; every build when they are of one platform."""
+    platforms = sorted({b.platform for b in builds})
+    if len(platforms) <= 1:
+        return tuple(builds), ()
+    kept = tuple(b for b in builds if b.platform == platform)
+    if not kept:
+        raise ReleaseInputError(
+            f"no conda build for {platform} (the files build for {', '.join(platforms)}): "
+            "pass --platform"
+        )
+    others = ", ".join(p for p in platforms if p != platform)
+    note = (
+        f"the matrix of {platform}: the builds for {others} are left out (one matrix per "
+        "platform; pass --platform for another)"
+    )
+    return kept, (note,)
+
+
+def _other_tools(request: MatrixRequest) -> Matrix:
+    """The matrix conda-forge's pinning (with migrations) or a dependency-file-generator file
+    stands for: its builds read as conda variants, then as a derived matrix."""
+    if request.from_pinning is not None:
+        raws, notes = matrix_inputs.read_pinning(
+            request.from_pinning, request.migrations, request.platform
+        )
+        source = ", ".join(str(p) for p in (request.from_pinning, *request.migrations))
+    else:
+        assert request.from_dfg is not None
+        raws, notes = matrix_inputs.read_dfg(request.from_dfg, request.file_key, request.platform)
+        source = str(request.from_dfg)
+    builds = conda_builds(
+        raws, arch_lists=ArchLists.parse(request.arch_lists), platform=request.platform
+    )
+    matrix = matrix_from_conda(
+        builds,
+        lower_bound=request.lower_bound or "toolkit",
+        name=request.project,
+        version=request.version,
+        source=source,
+    )
+    return replace(matrix, notes=(*notes, *matrix.notes))
+
+
 def load_matrix(request: MatrixRequest) -> Matrix:
     """The matrix the request names (exactly one source).
 
     :raises ReleaseInputError: no source or several, or a source that cannot be read.
     """
-    given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels)]
+    given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels),
+             bool(request.from_pinning), bool(request.from_dfg)]  # fmt: skip
     if sum(given) != 1:
         raise ReleaseInputError(
-            "give one matrix: a declaration file, --from-conda PATH or --from-wheels PATH"
+            "give one matrix: a declaration file, --from-conda, --from-wheels, --from-pinning "
+            "or --from-dfg"
         )
+    if request.migrations and request.from_pinning is None:
+        raise ReleaseInputError("--migration applies to conda-forge's pinning: pass --from-pinning")
+    if request.file_key is not None and request.from_dfg is None:
+        raise ReleaseInputError("--file-key names a files entry of --from-dfg")
     if request.declaration is not None:
         matrix = _declared(request.declaration)
+    elif request.from_pinning is not None or request.from_dfg is not None:
+        matrix = _other_tools(request)
     elif request.from_conda:
         raws = one_package(
             read_raw_builds(request.from_conda, (), request.platform), None, request.project
@@ -118,6 +183,7 @@ def load_matrix(request: MatrixRequest) -> Matrix:
         )
         names = sorted({r.name for r in raws if r.name})
         versions = sorted({r.version for r in raws if r.version})
+        builds, skipped = _one_platform(builds, request.platform)
         matrix = matrix_from_conda(
             builds,
             lower_bound=request.lower_bound or "toolkit",
@@ -125,6 +191,7 @@ def load_matrix(request: MatrixRequest) -> Matrix:
             version=request.version or (versions[0] if len(versions) == 1 else None),
             source=", ".join(str(p) for p in request.from_conda),
         )
+        matrix = replace(matrix, notes=(*matrix.notes, *skipped))
     else:
         assert request.from_wheels is not None
         side = read_wheel_side(
@@ -138,11 +205,17 @@ def load_matrix(request: MatrixRequest) -> Matrix:
     return matrix
 
 
+def _names(items: Sequence[str], most: int = 8) -> str:
+    """``a, b, … (12 in all)``: a list in a message, never longer than *most* items."""
+    shown = ", ".join(items[:most])
+    return shown + (f", … ({len(items)} in all)" if len(items) > most else "")
+
+
 def _wheel_artifacts(matrix: Matrix, request: MatrixRequest) -> dict[str, tuple[str, str]]:
     nulls = [b.label for b in matrix.builds if b.is_null]
     if len(nulls) > 1:
         raise ReleaseInputError(
-            f"builds {', '.join(nulls)} are all the null variant on the wheel side (no CUDA, "
+            f"builds {_names(nulls)} are all the null variant on the wheel side (no CUDA, "
             "x86-64 level or priority tells them apart)"
         )
     name = matrix.name or "project"
@@ -172,7 +245,7 @@ def run_matrix(request: MatrixRequest) -> MatrixResult:
         "variants-yaml": ("variants.yaml", outputs.variants_yaml(matrix, order)),
         "recipe": ("recipe-requirements.yaml", outputs.recipe_requirements(matrix, order)),
     }
-    notes: list[str] = []
+    notes: list[str] = [*matrix.notes, *toolkit_notes(matrix)]
     try:
         artifacts.update(_wheel_artifacts(matrix, request))
     except ReleaseInputError as e:
@@ -239,6 +312,7 @@ def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
                 "build_number": order.numbers[b.label],
                 "properties": [str(p) for p in b.description().properties],
                 "run_requirements": outputs.run_requirements(matrix, b),
+                "run_constraints": outputs.run_constraints(b),
             }
             for b in matrix.builds
         ],

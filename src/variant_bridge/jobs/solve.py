@@ -1,9 +1,10 @@
 """The ``solve`` use case: one conda solve over conda packages and variant wheels.
 
-The wheels of the ``--find-links`` / ``--index-url`` sources are indexed on the fly into a
-temporary channel (:mod:`variant_bridge.jobs.index`, records pointing at the files where they
-are), put first in channel priority, and solved with the user's channels for the environment's
-virtual packages (:mod:`variant_bridge.solve.solver`). Each chosen wheel says why: its rank as
+The wheels of the command context's sources are indexed on the fly into a temporary channel
+(:mod:`variant_bridge.jobs.index`, records pointing at the files where they are; every download
+through the context's one ``Downloads``), put first in channel priority, and solved with the
+user's channels for the context's target environment's virtual packages
+(:mod:`variant_bridge.solve.solver`). Each chosen wheel says why: its rank as
 ``select`` ranks it for the solved toolkit, and the record that carried it. Optionally the
 result is installed (conda packages with ``rattler.install``, wheels with the hash-checked
 uv/pip install into the prefix's Python) and written as a pixi.lock.
@@ -11,7 +12,6 @@ uv/pip install into the prefix's Python) and written as a pixi.lock.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 import tempfile
@@ -21,8 +21,8 @@ from pathlib import Path
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source, Toolkit
 from variant_bridge.errors import SolveError
-from variant_bridge.indexes import Candidate, Downloads, IndexSource
-from variant_bridge.indexes.transport import Transport
+from variant_bridge.indexes import Candidate
+from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.index import Gathered, IndexRequest, gather, records_of
 from variant_bridge.priority import Encoding
 from variant_bridge.properties import VariantDescription
@@ -40,27 +40,21 @@ _NAME_RE = re.compile(r"\s*([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 
 @value
 class SolveRequest:
-    """What to solve, where from, and what to do with the result.
+    """What to solve, and what to do with the result (where the wheels come from: the context's
+    sources, find-links every project, simple indexes the projects the specs name; the virtual
+    packages and platform: its target's; hashes required to install: its fetch spec's).
 
     :param channels: local conda channels (directories), in priority order after the wheels.
-    :param sources: where variant wheels come from (find-links: every project; simple indexes:
-        the projects the specs name).
-    :param env: the environment whose virtual packages the solve uses (its ``platform`` too).
-    :param prefix: install the result there (conda packages, then the wheels).
-    :param lockfile: write the result there as a pixi.lock.
-    :param require_hashes: installing refuses a remote wheel whose index lists no sha256 (the
-        trust gate of ``install``; ``False``: ``--no-require-hashes``).
+    :param into: install the result there (conda packages, then the wheels).
+    :param write_lock: write the result there as a pixi.lock.
     """
 
     specs: tuple[str, ...]
-    env: Environment
     channels: tuple[Path, ...] = ()
-    sources: tuple[IndexSource, ...] = ()
     encoding: Encoding = Encoding.CELLS
-    prefix: Path | None = None
-    lockfile: Path | None = None
+    into: Path | None = None
+    write_lock: Path | None = None
     installer: str | None = None
-    require_hashes: bool = True
 
 
 @value
@@ -88,6 +82,8 @@ class SolveResult:
     installed: Path | None = None
     lockfile: Path | None = None
     notes: tuple[str, ...] = ()
+    manifest: Path | None = None
+    """The pixi.toml written or updated beside the lock."""
 
     @property
     def toolkit(self) -> str | None:
@@ -177,95 +173,136 @@ def _chosen(
     return found
 
 
-def solve(request: SolveRequest, downloads: Downloads | None = None) -> SolveResult:
-    """Index the wheel sources, solve, and install or lock when asked (the ``solve`` command).
+def solve(request: SolveRequest, ctx: Context) -> SolveResult:
+    """Index the context's wheel sources, solve for its target, and install or lock when asked
+    (the ``solve`` command).
 
     :raises SolveError: an invalid spec, a channel without repodata, no solution, a lock file
         that cannot be written. :raises InstallError: see :mod:`variant_bridge.install`.
     """
     names = spec_names(request.specs)
-    if request.lockfile is not None and not request.lockfile.absolute().parent.is_dir():
-        raise SolveError(
-            f"--lockfile {request.lockfile}: {request.lockfile.absolute().parent} is not a "
-            "directory"
-        )
-    platform = request.env.platform
-    with tempfile.TemporaryDirectory(prefix="variant-bridge-solve-") as scratch, \
-            contextlib.ExitStack() as stack:  # fmt: skip
-        if downloads is None:  # a library call: a temporary directory, no cache
-            downloads = stack.enter_context(Downloads.temporary(transport=Transport()))
+    lock = request.write_lock
+    if lock is not None and not lock.absolute().parent.is_dir():
+        raise SolveError(f"--write-lock {lock}: {lock.absolute().parent} is not a directory")
+    env = ctx.target.env
+    platform = env.platform
+    with tempfile.TemporaryDirectory(prefix="variant-bridge-solve-") as scratch:
         wheel_channel = Path(scratch) / "wheels-channel"
         index = IndexRequest(
-            wheel_channel, platform, request.sources, projects=names if _remote(request) else (),
+            wheel_channel, projects=names if ctx.sources.indexes else (),
             encoding=request.encoding, copy=False, index_conda=False,
         )  # fmt: skip
-        gathered, notes = gather(index, downloads) if request.sources else ([], [])
-        releases = records_of(gathered, index)
+        gathered, notes = gather(index, ctx) if ctx.sources else ([], [])
+        releases = records_of(gathered, index, platform)
         records = [r for release in releases for r in release.records]
         write_channel(wheel_channel, platform, records,
                       projects={r.project for r in releases}, index_conda=False)  # fmt: skip
         solved = solve_specs(
             request.specs, [wheel_channel, *request.channels], platform=platform,
-            virtual_packages=request.env.virtual_packages,
+            virtual_packages=env.virtual_packages,
         )  # fmt: skip
-        wheels = _chosen(solved, gathered, releases, request.env)
+        wheels = _chosen(solved, gathered, releases, env)
         conda = tuple(p for p in solved if not p.is_wheel)
         result = SolveResult(
             request.specs, platform, conda, tuple(wheels), tuple(releases), notes=tuple(notes)
         )
-        if request.prefix is not None:
-            _install(result, request, downloads)
-            result = dataclasses.replace(result, installed=request.prefix)
-        if request.lockfile is not None:
-            _lock(result, request)
-            result = dataclasses.replace(result, lockfile=request.lockfile)
+        if request.into is not None:
+            _install(result, request, ctx)
+            result = dataclasses.replace(result, installed=request.into)
+        if lock is not None:
+            manifest = _lock(result, request, ctx)
+            result = dataclasses.replace(result, lockfile=lock, manifest=manifest)
     return result
 
 
-def _install(result: SolveResult, request: SolveRequest, downloads: Downloads) -> None:
+def _install(result: SolveResult, request: SolveRequest, ctx: Context) -> None:
     """Conda packages first (the prefix's Python among them, or already there), then every
     chosen wheel at once into that Python, hash-checked (nothing of the wheels is installed on
     a mismatch)."""
     from variant_bridge.detect.interpreter import resolve_target_python
     from variant_bridge.indexes.trust import hash_to_compare
     from variant_bridge.install import install, plan_install
+    from variant_bridge.platform_tags import PythonSource
     from variant_bridge.solve.prefix import install_conda
 
-    assert request.prefix is not None
+    prefix = request.into
+    assert prefix is not None
+    require_hashes = ctx.fetch.require_hashes
     for wheel in result.wheels:  # refused before the prefix is touched, not halfway
-        hash_to_compare(wheel.candidate, require_hashes=request.require_hashes)
-    install_conda([p.record for p in result.conda], request.prefix,
-                  _conda_specs(request.specs, result.wheels))  # fmt: skip
+        hash_to_compare(wheel.candidate, require_hashes=require_hashes)
+    # Never the running interpreter: the wheels belong in the prefix's, or nowhere.
+    install_conda([p.record for p in result.conda], prefix,
+                  _conda_specs(request.specs, result.wheels),
+                  needs_python=bool(result.wheels))  # fmt: skip
     if not result.wheels:
         return
-    python = resolve_target_python(None, Environment(result.platform), prefix=request.prefix)
+    python = resolve_target_python(None, Environment(result.platform), prefix=prefix)
+    if python.source is not PythonSource.PREFIX:
+        raise SolveError(
+            f"installed the conda packages into {prefix}, but it has no bin/python to "
+            "install the wheels with: they were not installed"
+        )
     plan = plan_install(
         [w.candidate for w in result.wheels], python=python,
         installer="uv" if request.installer == "uv" else "pip" if request.installer else None,
-        platform=result.platform, require_hashes=request.require_hashes,
+        platform=result.platform, require_hashes=require_hashes,
     )  # fmt: skip
-    install(plan, downloads=downloads)
+    install(plan, downloads=ctx.downloads)
 
 
-def _lock(result: SolveResult, request: SolveRequest) -> None:
-    from variant_bridge.solve.lock import LockedWheel, write_lock
+def _lock(result: SolveResult, request: SolveRequest, ctx: Context) -> Path:
+    """Write the pixi.lock (variant wheels as plain-named copies beside it, every entry with its
+    hash, the indexes and find-links used) and the pixi.toml beside it; returns the manifest."""
+    from variant_bridge.indexes import FindLinks, SimpleIndex, url_to_path
+    from variant_bridge.jobs.lock_manifest import write_lock_manifest
+    from variant_bridge.solve.lock import LockedWheel, place_wheel, write_lock
 
-    assert request.lockfile is not None
-    wheels = [
-        LockedWheel(p.name, p.version, w.candidate.url, w.sha256, w.requires_dist)
-        for w in result.wheels
-        for p in (w.package,)
+    lock = request.write_lock
+    assert lock is not None
+    lock_dir = lock.absolute().parent
+    wheels = []
+    for wheel in result.wheels:
+        candidate = wheel.candidate
+        file = None  # a remote plain wheel: locked by its URL
+        if candidate.url.startswith("file:"):
+            file = url_to_path(candidate.url)
+        elif wheel.label is not None:
+            file = ctx.downloads.get(candidate)  # copied beside the lock: fetched, hash-checked
+        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir)
+        wheels.append(
+            LockedWheel(
+                wheel.package.name,
+                wheel.package.version,
+                location,
+                wheel.sha256,
+                wheel.requires_dist,
+                candidate.requires_python,
+            )
+        )
+    index_urls = [s.url for s in ctx.sources if isinstance(s, SimpleIndex)]
+    find_links = [
+        _lock_place(s.location, lock_dir) for s in ctx.sources if isinstance(s, FindLinks)
     ]
     write_lock(
-        request.lockfile, request.env, conda=[p.record for p in result.conda], wheels=wheels,
-        channels=[c.as_uri() for c in request.channels],
+        lock, ctx.target.env, conda=[p.record for p in result.conda], wheels=wheels,
+        channels=[c.as_uri() for c in request.channels], indexes=index_urls,
+        find_links=find_links,
     )  # fmt: skip
+    return write_lock_manifest(lock, ctx.target.env, index_urls, find_links, ctx.downloads)
 
 
-def _remote(request: SolveRequest) -> bool:
-    from variant_bridge.indexes import SimpleIndex
+def _lock_place(location: str, lock_dir: Path) -> str:
+    """A find-links location as a lock names it: a path relative to the lock when inside its
+    folder, else absolute; URLs as they are."""
+    from variant_bridge.indexes import url_to_path
 
-    return any(isinstance(s, SimpleIndex) for s in request.sources)
+    if "://" in location and not location.startswith("file:"):
+        return location
+    path = (url_to_path(location) if location.startswith("file:") else Path(location)).absolute()
+    try:
+        return f"./{path.relative_to(lock_dir).as_posix()}"
+    except ValueError:
+        return str(path)
 
 
 def _conda_specs(specs: Sequence[str], wheels: Sequence[ChosenWheel]) -> list[str]:

@@ -13,6 +13,7 @@ instead of the two silently disagreeing. It is advice: a source that cannot be r
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -22,14 +23,15 @@ from packaging.version import Version
 from variant_bridge._values import value
 from variant_bridge.errors import VariantBridgeError
 from variant_bridge.indexes import (
+    Downloads,
     FindLinks,
     IndexSource,
     IndexStrategy,
     ProjectListing,
     SimpleIndex,
 )
-from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import read_variants_files
+from variant_bridge.jobs.context import Sources
 
 __all__ = ["UvCommand", "invisible_variants", "parse_uv_command"]
 
@@ -55,9 +57,8 @@ class UvCommand:
     """The parts of a ``uv pip install|compile`` command line that decide what uv looks at."""
 
     requirements: tuple[Requirement, ...]
-    sources: tuple[IndexSource, ...]
-    """Find-links, then indexes in uv's order of precedence."""
-    strategy: IndexStrategy
+    sources: Sources
+    """Find-links, then indexes in uv's order of precedence, with uv's index strategy."""
 
 
 def _options(args: Sequence[str]) -> Iterator[tuple[str, str | None]]:
@@ -116,7 +117,7 @@ def parse_uv_command(
         return None  # uv says what is wrong with it
     if not requirements or not sources:
         return None
-    return UvCommand(requirements, sources, strategy)
+    return UvCommand(requirements, Sources(sources, strategy))
 
 
 def _requirement(text: str) -> Requirement | None:
@@ -128,7 +129,7 @@ def _requirement(text: str) -> Requirement | None:
 
 
 def _unseen(
-    listing: ProjectListing, version: Version, transport: Transport
+    listing: ProjectListing, version: Version, downloads: Downloads
 ) -> tuple[list[str], list[str]]:
     """The variant labels of *version*, and those its ``variants.json`` files do not list."""
     labels = sorted({
@@ -137,29 +138,30 @@ def _unseen(
     files = [f for v, f in listing.listing.variants_files if v == version]
     listed: set[str] = set()
     if files:
-        metadata, _ = read_variants_files(files, transport)
+        metadata, _ = read_variants_files(files, downloads.transport)
         listed = set(metadata.labels) if metadata is not None else set()
     return labels, [label for label in labels if label not in listed]
 
 
-def invisible_variants(command: UvCommand, *, python: Version) -> list[str]:
-    """One note per requested package whose variant wheels uv cannot see."""
+def invisible_variants(
+    command: UvCommand, *, downloads: Downloads, python: Version | None = None
+) -> list[str]:
+    """One note per requested package whose variant wheels uv cannot see.
+
+    :param downloads: the command's fetching (its transport's deadlines, caps, log).
+    :param python: the Python uv installs for (``requires-python``); default: the running one.
+    """
     notes: list[str] = []
-    transport = Transport()  # one for the command: its deadlines and caps
+    if python is None:
+        python = Version("{}.{}.{}".format(*sys.version_info[:3]))
     for requirement in command.requirements:
         try:
-            listing = ProjectListing(
-                requirement.name,
-                command.sources,
-                python=python,
-                strategy=command.strategy,
-                transport=transport,
-            )
+            listing = command.sources.listing(requirement.name, python=python, downloads=downloads)
             spec = requirement.specifier or SpecifierSet()
             version = next(listing.versions(spec, tags=None), None)
             if version is None:
                 continue
-            labels, unseen = _unseen(listing, version, transport)
+            labels, unseen = _unseen(listing, version, downloads)
         except VariantBridgeError:
             continue
         if not unseen:

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from variant_bridge.cuda_archs import ArchLists, ArchSet, parse_arch_list
 from variant_bridge.errors import ReleaseInputError, quote
+from variant_bridge.mappings import load_tables
 from variant_bridge.release import CondaBuild, CudaVersion, parse_cuda
 
 __all__ = ["ARCH_KEYS", "RawBuild", "conda_builds", "python_version"]
@@ -35,7 +36,9 @@ GLIBC_KEY = "c_stdlib_version"
 LEVEL_KEY = "microarch_level"
 PYTHON_KEY = "python"
 _NO_CUDA = frozenset({"none", ""})
-_PYTHON = re.compile(r"(?P<version>3\.[0-9]{1,2})(?:\.\*|\.[0-9]+)?(?:\s.*)?")
+_PYTHON = re.compile(r"(?P<version>3\.[0-9]{1,2})(?:\.\*|\.[0-9]+)?(?:\s+(?P<build>\S+)(?:\s.*)?)?")
+_FREE_THREADED = re.compile(r"\*?_cp3[0-9]{1,2}t")
+"""conda-forge's free-threaded Python builds: ``python 3.13.* *_cp313t``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +57,16 @@ class RawBuild:
 
 
 def python_version(value: str, where: str) -> str:
-    """``3.12.* *_cpython`` / ``3.12`` -> ``3.12``.
+    """``3.12.* *_cpython`` / ``3.12`` -> ``3.12``; ``3.13.* *_cp313t`` -> ``3.13t`` (the
+    free-threaded build, a Python of its own).
 
     :raises ReleaseInputError: no Python version.
     """
     match = _PYTHON.fullmatch(value.strip())
     if match is None:
         raise ReleaseInputError(f"{where}: python {quote(value)} is no Python version like 3.12")
-    return match["version"]
+    free = match["build"] is not None and _FREE_THREADED.fullmatch(match["build"]) is not None
+    return match["version"] + ("t" if free else "")
 
 
 def _cuda(variant: Mapping[str, str], where: str) -> CudaVersion | None:
@@ -96,11 +101,11 @@ def _level(variant: Mapping[str, str], where: str) -> int | None:
 
 
 def _archs(
-    raw: RawBuild, cuda: CudaVersion | None, arch_lists: ArchLists
+    raw: RawBuild, cuda: CudaVersion | None, arch_lists: ArchLists, platform: str
 ) -> tuple[ArchSet | None, str | None]:
     if cuda is None:
         return None, None
-    given = arch_lists.find(str(cuda))
+    given = arch_lists.find(str(cuda), platform=platform, variant=raw.variant)
     if given is not None:
         key, archs = given
         return archs, f"--arch-list {key}".rstrip() if key else "--arch-list"
@@ -117,7 +122,7 @@ def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
     variant = {k: v for k, v in raw.variant.items() if not k.startswith("__")}
     platform = variant.get("target_platform") or raw.platform or platform
     cuda = _cuda(variant, raw.where)
-    archs, source = _archs(raw, cuda, arch_lists)
+    archs, source = _archs(raw, cuda, arch_lists, platform)
     python = variant.get(PYTHON_KEY)
     return CondaBuild(
         where=raw.where,
@@ -132,6 +137,7 @@ def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
         build_number=raw.build_number,
         build_string=raw.build_string,
         python_specs=(python,) if python else (),
+        family=load_tables().toolkits.family(variant),
     )
 
 

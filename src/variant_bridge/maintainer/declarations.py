@@ -19,7 +19,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from variant_bridge.errors import InvalidProperty, ReleaseInputError
-from variant_bridge.maintainer._toml import load_toml
+from variant_bridge.maintainer._files import load_toml
 from variant_bridge.maintainer.wheel_side import WheelTarget, evidence_for
 from variant_bridge.properties import VariantDescription, VariantProperty
 from variant_bridge.release import WheelSide, WheelVariant

@@ -41,7 +41,7 @@ def _yaml(data: bytes | None, where: str) -> Any:
         return None
     try:
         return yaml.safe_load(data)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError):  # also too deep, or huge numbers
         raise ReleaseInputError(f"{where}: its recipe information is not YAML") from None
 
 

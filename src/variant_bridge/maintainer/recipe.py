@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from variant_bridge.errors import ReleaseInputError
+from variant_bridge.maintainer._files import check_regular
 from variant_bridge.maintainer.conda_side import RawBuild
 from variant_bridge.maintainer.variant_config import first_line, import_rattler_build
 
@@ -22,8 +23,12 @@ __all__ = ["find_variant_files", "render_recipe", "script_env"]
 
 
 def find_variant_files(recipe: Path) -> list[Path]:
-    """The variant files beside a recipe, as rattler-build looks for them."""
-    return [p for p in (recipe.parent / "variants.yaml",) if p.is_file()]
+    """The variant files beside a recipe, as rattler-build looks for them (one that is there
+    but no regular file, a FIFO, is refused)."""
+    found = [p for p in (recipe.parent / "variants.yaml",) if p.exists() or p.is_symlink()]
+    for path in found:
+        check_regular(path)
+    return found
 
 
 def script_env(build: Mapping[str, Any] | None) -> dict[str, str]:
@@ -56,8 +61,8 @@ def render_recipe(recipe: Path, variant_files: Sequence[Path], *, platform: str)
             f"{where}: conda-build (v0) recipes do not render here; pass the feedstock's "
             ".ci_support/*.yaml files instead"
         )
-    if not recipe.is_file():
-        raise ReleaseInputError(f"{where}: no such recipe")
+    for path in (recipe, *variant_files):
+        check_regular(path)
     jinja = rb.JinjaConfig(platform=rb.PlatformConfig(target_platform=platform))
     try:
         configs = [rb.VariantConfig.from_file_with_context(str(p), jinja) for p in variant_files]

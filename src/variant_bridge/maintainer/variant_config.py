@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from variant_bridge.errors import ReleaseInputError, clip
+from variant_bridge.maintainer._files import check_regular, load_yaml
 
 __all__ = [
     "SOURCE_CONFIG_NAMES",
@@ -104,17 +105,18 @@ def read_rendered_config(path: Path) -> VariantConfigFile:
 
     :raises ReleaseInputError: unreadable, not YAML, not a mapping of lists, bad ``zip_keys``.
     """
-    import yaml
-
     where = str(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ReleaseInputError(f"cannot read {where}: {e.strerror or e}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        line = getattr(getattr(e, "problem_mark", None), "line", None)
-        at = f" (line {line + 1})" if line is not None else ""
-        raise ReleaseInputError(f"{where}: not a YAML variant configuration{at}") from None
+    data = load_yaml(path, what="a YAML variant configuration")
+    if isinstance(data, dict) and "__migrator" in data:
+        raise ReleaseInputError(
+            f"{where}: a conda-forge migration, not a variant configuration: apply it to the "
+            "pinning with matrix --from-pinning CONDA_BUILD_CONFIG --migration FILE"
+        )
+    if isinstance(data, dict) and isinstance(data.get("files"), dict) and "dependencies" in data:
+        raise ReleaseInputError(
+            f"{where}: a RAPIDS dependency-file-generator file, not a variant configuration: "
+            "read its matrix with matrix --from-dfg FILE"
+        )
     if not isinstance(data, dict) or not data:
         raise ReleaseInputError(
             f"{where}: expected a mapping of variant keys to lists of values (a .ci_support "
@@ -173,8 +175,7 @@ def read_source_config(path: Path, *, platform: str) -> VariantConfigFile:
     """
     rattler_build = import_rattler_build("read a variants.yaml")
     where = str(path)
-    if not path.is_file():
-        raise ReleaseInputError(f"{where}: no such variant configuration")
+    check_regular(path)
     try:
         jinja = rattler_build.JinjaConfig(
             platform=rattler_build.PlatformConfig(target_platform=platform)

@@ -39,6 +39,7 @@ from variant_bridge.indexes import (
 )
 from variant_bridge.indexes.transport import Transport
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
+from variant_bridge.maintainer._files import read_input
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.metadata import VariantMetadata
 from variant_bridge.metadata.parse import read_variant_json
@@ -82,7 +83,7 @@ def evidence_for(
     """The toolkit evidence of one variant from its ``Requires-Dist``, and why it may be
     incomplete (lines that cannot be evaluated, names-table gaps)."""
     platform, python = _target(files, default)
-    environment = target_environment(Environment(platform=platform), TargetPython(python))
+    environment = target_environment(Environment(platform=platform), TargetPython.parse(python))
     evaluated = evaluate_dependencies(requires_dist, environment, VariantValues.of(description))
     found = toolkit_evidence(description, [d.requirement for d in evaluated.applying])
     return found, evaluated.problems + found.gaps
@@ -93,10 +94,7 @@ def read_variants_file(path: Path) -> tuple[VariantMetadata, str | None, str | N
 
     :raises ReleaseInputError: unreadable; :raises InvalidMetadata: malformed.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ReleaseInputError(f"cannot read {path!s}: {e.strerror or e}") from None
+    data = read_input(path)
     meta = read_variant_json(data, source=str(path))
     name, _, version = path.name.removesuffix(_VARIANTS_SUFFIX).rpartition("-")
     return meta, (str(canonicalize_name(name)) if name else None), (version or None)
@@ -218,8 +216,14 @@ def read_wheels(
     version: str | None = None,
     default: WheelTarget | None = None,
     downloads: Downloads | None = None,
+    download: bool = False,
 ) -> WheelSide:
     """The variants of one release from a wheels directory or a simple index URL.
+
+    Each variant's core metadata is read from one of its wheels by PEP 658 or range requests;
+    with *download* a wheel is downloaded whole where the index offers neither, else it is left
+    unopened (named in :attr:`WheelSide.unread`) and its toolkit comes from its properties and
+    label.
 
     :raises ReleaseInputError: no wheels, several projects or versions, a variant wheel whose
         label no metadata describes.
@@ -244,7 +248,7 @@ def read_wheels(
         listed = source.list_files(project, transport=downloads.transport)
         by_version = _by_version(listed or [], project)
         chosen = _choose(by_version, version, location)
-        release = _Release(by_version[chosen], project, str(chosen), location)
+        release = _Release(by_version[chosen], project, str(chosen), location, download)
         return release.read(default or WheelTarget(), downloads)
 
 
@@ -256,6 +260,7 @@ class _Release:
     project: str
     version: str
     location: str
+    download: bool = False
 
     def read(self, default: WheelTarget, downloads: Downloads) -> WheelSide:
         return _read_release(self, default, downloads)
@@ -278,21 +283,27 @@ def _read_release(release: _Release, default: WheelTarget, downloads: Downloads)
         raise ReleaseInputError(f"{location}: variant {label!r}: {problem}")
     if meta is None:
         raise ReleaseInputError(f"{location}: no variant wheels of {project} {version}")
-    reader = CoreMetadataReader(downloads, download_wheels=True)
+    reader = CoreMetadataReader(downloads, download_wheels=release.download)
     variants = []
+    unread: list[str] = []
     for description in meta.variants:
         mine = [c for c in candidates if c.label == description.label]
         if not mine:
             continue  # described but not published here: the metadata covers more labels
         try:
-            core = reader.read(mine[0], download=True)
+            core = reader.read(mine[0])
         except (IndexReadError, InvalidMetadata) as e:
             raise ReleaseInputError(f"{mine[0].name}: {e}") from None
         wheels = tuple(c.filename for c in mine)
-        requires = core.requires_dist if core is not None else ()
-        evidence, _ = evidence_for(description, requires, wheels, default)
+        if core is None:  # neither PEP 658 nor ranges, and no whole download allowed
+            unread.append(mine[0].name)
+            variants.append(WheelVariant(description, None, wheels))
+            continue
+        evidence, _ = evidence_for(description, core.requires_dist, wheels, default)
         variants.append(WheelVariant(description, evidence, wheels))
     unknown = sorted({c.label or "" for c in candidates} - {v.label for v in variants})
     if unknown:
         raise ReleaseInputError(f"{location}: no variant metadata for labels {unknown}")
-    return WheelSide(tuple(variants), tuple(where) or (location,), project, version, True)
+    return WheelSide(
+        tuple(variants), tuple(where) or (location,), project, version, True, tuple(unread)
+    )

@@ -50,18 +50,25 @@ from variant_bridge.mappings._reading import (
 from variant_bridge.mappings.tables import (
     CPU_TABLE_FILES,
     TABLE_FILES,
+    AmdFeature,
+    AmdTable,
     CpuTable,
     CudaReleases,
+    FamilyKey,
+    IntelTable,
+    LabelConvention,
     MappingTables,
     NameMapping,
     NameTable,
+    NvccRelease,
     NvidiaFeature,
     NvidiaTable,
     OverrideVariable,
+    ToolkitTable,
 )
 from variant_bridge.properties import FEATURE_RE
 
-__all__ = ["NVIDIA_RULES", "tables_from_documents"]
+__all__ = ["AMD_RULES", "NVIDIA_RULES", "tables_from_documents"]
 
 # Each built-in rule parses values into these kinds; spec templates may be keyed by kind.
 NVIDIA_RULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -175,6 +182,127 @@ _nvidia = record(
     ),
     overrides=overrides,
     features=_nvidia_features,
+)
+
+# --------------------------------------------------------------------------------------------
+# amd.yaml, intel.yaml
+# --------------------------------------------------------------------------------------------
+
+# The placeholders each amd rule fills in its spec templates.
+AMD_RULES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "gfx_arch": frozenset({"value", "isa", "major", "minor", "stepping"}),
+        "rocm_version": frozenset({"value", "major", "minor"}),
+    }
+)
+_VERSION_RE = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})")
+
+
+def _amd_feature(name: str, value: Any) -> AmdFeature:
+    if FEATURE_RE.fullmatch(name) is None:
+        fail(f"invalid feature name {name!r}: must match {FEATURE_RE.pattern}")
+    rule = value.get("rule") if isinstance(value, Mapping) else None
+    allowed = AMD_RULES.get(rule, frozenset()) if isinstance(rule, str) else frozenset()
+    shape = re.compile(r"[a-z0-9_][a-z0-9._-]* \S+")
+    specs = listed(
+        template(allowed, shape=shape, shape_text="'<package> <version spec>'"), "spec templates"
+    )
+    return record(
+        lambda *, rule, multi_value, specs: AmdFeature(name, rule, multi_value, specs),
+        rule=text(choices=tuple(AMD_RULES)),
+        multi_value=boolean,
+        specs=specs,
+    )(value)
+
+
+def _amd_features(value: Any) -> tuple[AmdFeature, ...]:
+    features = mapping(_amd_feature)(value)
+    rules = sorted(f.rule for f in features.values())
+    if rules != sorted(AMD_RULES):
+        fail(f"expected one feature per rule ({', '.join(sorted(AMD_RULES))}), got {rules}")
+    return tuple(features.values())
+
+
+def _amd_overrides(value: Any) -> tuple[OverrideVariable, ...]:
+    read = overrides(value)
+    names = sorted(o.virtual_package for o in read)
+    if names != ["__amdgpu", "__amdgpu_arch"]:
+        fail(f"expected the overrides of __amdgpu and __amdgpu_arch, got {names}")
+    return read
+
+
+def _amd_table(
+    *,
+    schema: int,
+    namespace: str,
+    driver: Any,
+    gpu: Any,
+    runtime: Any,
+    overrides: tuple[OverrideVariable, ...],
+    runtime_override: str,
+    features: tuple[AmdFeature, ...],
+) -> AmdTable:
+    return AmdTable(
+        namespace=namespace,
+        driver_package=driver["virtual_package"],
+        driver_version=driver["version"],
+        arch_package=gpu["virtual_package"],
+        gfx_prefix=gpu["prefix"],
+        several=gpu["several"],
+        known_gfx=gpu["known"],
+        runtime_packages=runtime["packages"],
+        root_variable=runtime["root_variable"],
+        default_root=runtime["default_root"],
+        version_file=runtime["version_file"],
+        runtime_versions=runtime["versions"],
+        overrides=overrides,
+        runtime_override=runtime_override,
+        features=features,
+    )
+
+
+_VARIABLE_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+_variable = text(_VARIABLE_RE, "an upper-case variable name")
+
+_amd = record(
+    _amd_table,
+    schema=schema_version,
+    namespace=namespace,
+    driver=record(fields, virtual_package=virtual_package, version=text(re.compile(r"[0-9]+"))),
+    gpu=record(
+        fields,
+        virtual_package=virtual_package,
+        prefix=text(re.compile(r"[a-z]+"), "a lower-case prefix"),
+        several=text(expected="which GPU decides, in words"),
+        known=strings(re.compile(r"gfx[1-9][0-9]{0,2}[0-9a-f]{2}"), "a gfx name like gfx942"),
+    ),
+    runtime=record(
+        fields,
+        packages=strings(CONDA_NAME_RE, "a conda package name"),
+        root_variable=_variable,
+        default_root=text(expected="a directory"),
+        version_file=text(expected="a path relative to the root"),
+        versions=strings(_VERSION_RE, "a version 'M.N'"),
+    ),
+    overrides=_amd_overrides,
+    runtime_override=_variable,
+    features=_amd_features,
+)
+
+
+def _intel_table(*, schema: int, **values: Any) -> IntelTable:
+    return IntelTable(**values)
+
+
+_intel = record(
+    _intel_table,
+    schema=schema_version,
+    namespace=namespace,
+    feature=feature_name,
+    multi_value=boolean,
+    target=text(re.compile(r"[a-z][a-z0-9_]*"), "a --target key"),
+    provider_override=_variable,
+    plugin_api=text(re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*"), "'module:Class'"),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -404,6 +532,113 @@ _names = record(
 )
 
 # --------------------------------------------------------------------------------------------
+# toolkits.yaml
+# --------------------------------------------------------------------------------------------
+
+_capabilities = listed(major_minor, "compute capabilities like '9.0'", unique=True)
+
+
+def _nvcc_row(
+    *, cuda: tuple[int, int], compute: tuple[tuple[int, int], ...],
+    arch_specific: tuple[tuple[int, int], ...], family_specific: tuple[tuple[int, int], ...],
+) -> NvccRelease:  # fmt: skip
+    problems = Problems()
+    for key, listed_ in (("arch_specific", arch_specific), ("family_specific", family_specific)):
+        for i, capability in enumerate(listed_):
+            if capability not in compute:
+                problems.add(f"{key}[{i}]", f"{capability[0]}.{capability[1]} is not in compute")
+    problems.done()
+    return NvccRelease(cuda, compute, arch_specific, family_specific)
+
+
+def _nvcc(value: Any) -> tuple[NvccRelease, ...]:
+    rows = listed(
+        record(
+            _nvcc_row,
+            cuda=major_minor,
+            compute=_capabilities,
+            arch_specific=Opt(_capabilities, ()),
+            family_specific=Opt(_capabilities, ()),
+        ),
+        "nvcc releases",
+    )(value)
+    problems = Problems()
+    for i in range(1, len(rows)):
+        if rows[i].cuda <= rows[i - 1].cuda:
+            problems.add(f"[{i}].cuda", "releases must be listed oldest first, each once")
+    problems.done()
+    return rows
+
+
+def _glibc_floors(value: Any) -> dict[int, tuple[int, int]]:
+    rows = listed(
+        record(
+            lambda *, cuda_major, floor: (cuda_major, floor),
+            cuda_major=_cuda_major,
+            floor=major_minor,
+        ),
+        "glibc floors",
+    )(value)
+    majors = [major for major, _ in rows]
+    if len(set(majors)) != len(majors):
+        fail("a CUDA major is listed twice")
+    return dict(rows)
+
+
+def _cuda_major(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 99:
+        fail(f"expected a CUDA major (an integer), got {got(value)}")
+    return value
+
+
+def _label_convention(*, pattern: str, says: str, example: str, source: str) -> LabelConvention:
+    try:
+        groups = set(re.compile(pattern).groupindex)
+    except re.error as e:
+        fail(f"invalid regular expression {pattern!r}: {e}", "pattern")
+    wanted = {"major", "minor"} if says == "minor" else {"major"}
+    if groups != wanted:
+        fail(f"expected the groups {sorted(wanted)}, got {sorted(groups)}", "pattern")
+    convention = LabelConvention(pattern, says, example, source)  # type: ignore[arg-type]
+    if convention.read(example) is None:
+        fail(f"the example {example!r} does not match the pattern", "example")
+    return convention
+
+
+_labels = listed(
+    record(
+        _label_convention,
+        pattern=text(expected="a regular expression"),
+        says=text(choices=("minor", "major")),
+        example=text(expected="a label"),
+        source=text(expected="where the convention is documented"),
+    ),
+    "label conventions",
+)
+
+_families = listed(
+    record(
+        FamilyKey,
+        key=text(re.compile(r"[A-Za-z_][A-Za-z0-9_]*"), "a conda variant key"),
+        wheels=text(expected="the value of the family wheels are built for"),
+        source=text(expected="where the convention comes from"),
+    ),
+    "family keys",
+    allow_empty=True,
+)
+
+_toolkits = record(
+    lambda *, schema, nvcc, glibc, labels, families: ToolkitTable(
+        nvcc, MappingProxyType(glibc), labels, families
+    ),
+    schema=schema_version,
+    nvcc=_nvcc,
+    glibc=_glibc_floors,
+    labels=_labels,
+    families=_families,
+)
+
+# --------------------------------------------------------------------------------------------
 # All tables
 # --------------------------------------------------------------------------------------------
 
@@ -433,6 +668,9 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
         "aarch64.yaml": _cpu,
         "platform.yaml": platform_table(families),
         "names.yaml": _names,
+        "toolkits.yaml": _toolkits,
+        "amd.yaml": _amd,
+        "intel.yaml": _intel,
     }
     read: dict[str, Any] = {}
     for name, reader in readers.items():
@@ -441,7 +679,11 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
                 read[name] = reader(raw[name])
             except Invalid as e:
                 problems += [f"{name}: {path}: {message}" for path, message in e.problems]
-    spaces = [t.namespace for t in read.values() if isinstance(t, (NvidiaTable, CpuTable))]
+    spaces = [
+        t.namespace
+        for t in read.values()
+        if isinstance(t, (NvidiaTable, CpuTable, AmdTable, IntelTable))
+    ]
     spaces += [t.abi_namespace for t in read.values() if isinstance(t, NameTable)]
     problems += [
         f"namespace {ns!r} is defined by more than one table"
@@ -450,4 +692,13 @@ def tables_from_documents(raw: Mapping[str, Any]) -> tuple[MappingTables | None,
     if problems or len(read) != len(TABLE_FILES):
         return None, problems
     cpus = tuple(read[name] for name in CPU_TABLE_FILES)
-    return MappingTables(read["nvidia.yaml"], cpus, read["platform.yaml"], read["names.yaml"]), []
+    tables = MappingTables(
+        read["nvidia.yaml"],
+        cpus,
+        read["platform.yaml"],
+        read["names.yaml"],
+        read["toolkits.yaml"],
+        read["amd.yaml"],
+        read["intel.yaml"],
+    )
+    return tables, []

@@ -23,13 +23,20 @@ if TYPE_CHECKING:
 __all__ = [
     "CPU_TABLE_FILES",
     "TABLE_FILES",
+    "AmdFeature",
+    "AmdRule",
+    "AmdTable",
     "CpuTable",
     "CudaReleases",
+    "FamilyKey",
     "IntRange",
+    "IntelTable",
+    "LabelConvention",
     "MappingTables",
     "NameKind",
     "NameMapping",
     "NameTable",
+    "NvccRelease",
     "NvidiaFeature",
     "NvidiaRule",
     "NvidiaTable",
@@ -39,14 +46,25 @@ __all__ = [
     "PlatformTagRule",
     "SubdirInfo",
     "TagAlias",
+    "ToolkitTable",
 ]
 
-TABLE_FILES = ("nvidia.yaml", "x86_64.yaml", "aarch64.yaml", "platform.yaml", "names.yaml")
+TABLE_FILES = (
+    "nvidia.yaml",
+    "x86_64.yaml",
+    "aarch64.yaml",
+    "platform.yaml",
+    "names.yaml",
+    "toolkits.yaml",
+    "amd.yaml",
+    "intel.yaml",
+)
 """The package's YAML files, one per table."""
 CPU_TABLE_FILES = ("x86_64.yaml", "aarch64.yaml")
 
 NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
 NameKind = Literal["cuda-library", "cuda-meta", "python"]
+AmdRule = Literal["gfx_arch", "rocm_version"]
 
 _PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
 
@@ -115,6 +133,62 @@ class NvidiaTable:
     def override(self, virtual_package: str) -> OverrideVariable:
         """The override pair of ``__cuda`` or ``__cuda_arch`` (the schema requires both)."""
         return next(o for o in self.overrides if o.virtual_package == virtual_package)
+
+
+@value
+class AmdFeature:
+    """One ``amd`` feature: its value rule and reverse spec templates."""
+
+    name: str
+    rule: AmdRule
+    multi_value: bool
+    specs: tuple[str, ...]
+
+
+@value
+class AmdTable:
+    """``amd.yaml``: ``__amdgpu``, ``__amdgpu_arch`` and the ROCm runtime."""
+
+    namespace: str
+    driver_package: str
+    driver_version: str
+    """``__amdgpu``'s only version (rattler: ``0``)."""
+    arch_package: str
+    gfx_prefix: str
+    several: str
+    """Which GPU ``__amdgpu_arch`` describes when there are several, in words."""
+    known_gfx: tuple[str, ...]
+    """The provider's gfx_arch vocabulary (``get_all_configs``)."""
+    runtime_packages: tuple[str, ...]
+    root_variable: str
+    default_root: str
+    version_file: str
+    runtime_versions: tuple[str, ...]
+    """The provider's ``rocm_version`` vocabulary, newest first."""
+    overrides: tuple[OverrideVariable, ...]
+    runtime_override: str
+    features: tuple[AmdFeature, ...]
+    """In the provider's priority order."""
+
+    def feature(self, name: str) -> AmdFeature | None:
+        return next((f for f in self.features if f.name == name), None)
+
+    def override(self, virtual_package: str) -> OverrideVariable:
+        """The override pair of ``__amdgpu`` or ``__amdgpu_arch`` (the schema requires both)."""
+        return next(o for o in self.overrides if o.virtual_package == virtual_package)
+
+
+@value
+class IntelTable:
+    """``intel.yaml``: a namespace with no conda counterpart, taken as declared or as the
+    installed provider answers."""
+
+    namespace: str
+    feature: str
+    multi_value: bool
+    target: str
+    provider_override: str
+    plugin_api: str
 
 
 @value
@@ -370,6 +444,101 @@ class NameTable:
         return self._by_conda.get(name, ())
 
 
+Capability = tuple[int, int]
+"""A compute capability ``(major, minor)``: ``(9, 0)``."""
+
+
+@value
+class NvccRelease:
+    """What one nvcc release (and the later minors up to the next row) compiles."""
+
+    cuda: tuple[int, int]
+    compute: tuple[Capability, ...]
+    """Compute capabilities it compiles real code (``sm_XY``) and PTX (``compute_XY``) for."""
+    arch_specific: tuple[Capability, ...] = ()
+    """Those it also compiles as ``sm_XYa``."""
+    family_specific: tuple[Capability, ...] = ()
+    """Those it also compiles as ``sm_XYf``."""
+
+    def compiles(self, major: int, minor: int, suffix: str = "") -> bool:
+        """Whether nvcc of this release has the target ``{major}{minor}{suffix}``."""
+        listed = {"": self.compute, "a": self.arch_specific, "f": self.family_specific}
+        return (major, minor) in listed.get(suffix, ())
+
+
+@value
+class LabelConvention:
+    """A publisher's way of naming a wheel built with one CUDA toolkit (``cu126``, ``cu12``)."""
+
+    pattern: str
+    """A regular expression with the groups ``major`` and, for :attr:`says` ``minor``, ``minor``;
+    matched against the whole label up to its first ``_``."""
+    says: Literal["minor", "major"]
+    example: str
+    source: str
+
+    def read(self, label: str) -> tuple[int, int | None] | None:
+        """``(12, 6)`` for ``cu126`` (``(12, None)`` for a per-major ``cu12``); ``None`` when the
+        label does not follow this convention."""
+        match = _compiled_pattern(self.pattern).fullmatch(label.split("_", 1)[0])
+        if match is None:
+            return None
+        minor = match.groupdict().get("minor")
+        return int(match["major"]), (int(minor) if minor is not None else None)
+
+
+@value
+class FamilyKey:
+    """A conda variant key splitting a platform's builds into families (``arm_variant_type``)."""
+
+    key: str
+    wheels: str
+    """The value of the family wheels are built for (``sbsa``); other values are families of
+    their own."""
+    source: str
+
+
+@value
+class ToolkitTable:
+    """``toolkits.yaml``: what CUDA toolkits compile and need, and how builds of them are named."""
+
+    nvcc: tuple[NvccRelease, ...]
+    """By release, oldest first."""
+    glibc: Mapping[int, tuple[int, int]] = field(hash=False)
+    """CUDA major -> the oldest glibc a build with it targets on Linux."""
+    labels: tuple[LabelConvention, ...]
+    families: tuple[FamilyKey, ...]
+
+    def nvcc_for(self, major: int, minor: int) -> NvccRelease | None:
+        """The row for toolkit ``major.minor``: the newest of its major not newer than it;
+        ``None`` for a release before the major's first row, or a major the table lacks."""
+        found = None
+        for row in self.nvcc:
+            if row.cuda[0] == major and row.cuda <= (major, minor):
+                found = row
+        return found
+
+    def glibc_floor(self, major: int) -> tuple[int, int] | None:
+        return self.glibc.get(major)
+
+    def label_cuda(self, label: str) -> tuple[tuple[int, int | None], LabelConvention] | None:
+        """What *label* says of its toolkit by the first convention it follows, or ``None``."""
+        for convention in self.labels:
+            said = convention.read(label)
+            if said is not None:
+                return said, convention
+        return None
+
+    def family(self, variant: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """The family keys of a conda variant whose value is not the wheels' one: ``()`` for
+        the platform's main family, ``(("arm_variant_type", "tegra"),)`` for a tegra build."""
+        return tuple(
+            (f.key, variant[f.key])
+            for f in self.families
+            if variant.get(f.key, f.wheels) != f.wheels
+        )
+
+
 @value
 class MappingTables:
     """All tables, validated."""
@@ -378,18 +547,22 @@ class MappingTables:
     cpus: tuple[CpuTable, ...]
     platform: PlatformTable
     names: NameTable
+    toolkits: ToolkitTable
+    amd: AmdTable
+    intel: IntelTable
     namespaces: tuple[str, ...] = field(init=False, compare=False)
-    """Every namespace the tables map, in the order supported properties list them."""
+    """Every namespace the tables map, in the order supported properties list them (``intel``
+    is not among them: it has no conda counterpart)."""
     overrides: tuple[OverrideVariable, ...] = field(init=False, compare=False)
     """Every override variable the tables know, one per conda variable (detection's order)."""
     _cpu_by_namespace: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
     _cpu_by_package: Mapping[str, CpuTable] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        namespaces = (self.nvidia.namespace, *(t.namespace for t in self.cpus))
+        namespaces = (self.nvidia.namespace, self.amd.namespace, *(t.namespace for t in self.cpus))
         object.__setattr__(self, "namespaces", (*namespaces, self.names.abi_namespace))
         seen: dict[str, OverrideVariable] = {}
-        groups = [self.nvidia.overrides, *(t.overrides for t in self.cpus)]
+        groups = [self.nvidia.overrides, self.amd.overrides, *(t.overrides for t in self.cpus)]
         groups += [os.overrides for os in self.platform.operating_systems.values()]
         for group in groups:
             for o in group:

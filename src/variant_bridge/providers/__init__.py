@@ -10,6 +10,7 @@ from __future__ import annotations
 from variant_bridge.providers import plugins
 from variant_bridge.providers.plugins import (
     Aarch64Plugin,
+    AmdPlugin,
     BridgedView,
     FeatureConfig,
     NvidiaPlugin,
@@ -22,6 +23,7 @@ __all__ = [
     "NAMESPACES",  # the tables' namespaces, resolved by __getattr__
     "PLUGIN_APIS",
     "Aarch64Plugin",
+    "AmdPlugin",
     "BridgedView",
     "FeatureConfig",
     "FeatureConfigType",

@@ -1,4 +1,4 @@
-"""Variant provider plugins for the ``nvidia``, ``x86_64`` and ``aarch64`` namespaces.
+"""Variant provider plugins for the ``nvidia``, ``amd``, ``x86_64`` and ``aarch64`` namespaces.
 
 They implement variantlib's plugin protocol (:mod:`variant_bridge.providers.protocol`) and
 answer from the *bridged view* of the active environment instead of probing hardware on their own:
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from variant_bridge.mappings import CpuTable, MappingTables, NvidiaTable
+    from variant_bridge.mappings import AmdTable, CpuTable, MappingTables, NvidiaTable
     from variant_bridge.providers.protocol import FeatureConfigType, PluginType
     from variant_bridge.translate.supported import SupportedProperties
 
@@ -33,6 +33,7 @@ __all__ = [
     "NAMESPACES",  # noqa: F822 - the tables' namespaces, resolved by __getattr__
     "PLUGIN_APIS",  # noqa: F822 - likewise
     "Aarch64Plugin",
+    "AmdPlugin",
     "BridgedView",
     "FeatureConfig",
     "NvidiaPlugin",
@@ -81,7 +82,9 @@ class BridgedView:
         return self._tables
 
     def _relevant(self, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-        names = {_PREFIX_VARIABLE}
+        amd = self.tables.amd
+        names = {_PREFIX_VARIABLE, amd.runtime_override, amd.root_variable}
+        names.add(self.tables.intel.provider_override)
         for override in self.tables.overrides:
             names |= {override.conda, override.provider or override.conda}
         return tuple(sorted((k, v) for k, v in environ.items() if k in names))
@@ -131,9 +134,8 @@ class BridgedView:
                     file=sys.stderr,
                 )
             return []
-        nvidia = self.tables.nvidia
         return [
-            FeatureConfig(f.feature, f.values, _multi_value(nvidia, namespace, f.feature))
+            FeatureConfig(f.feature, f.values, _multi_value(self.tables, namespace, f.feature))
             for f in view.features
             if f.namespace == namespace and f.values
         ]
@@ -145,15 +147,26 @@ class BridgedView:
         """
         if namespace == self.tables.nvidia.namespace:
             return _nvidia_all(self.tables.nvidia)
+        if namespace == self.tables.amd.namespace:
+            return _amd_all(self.tables.amd)
         cpu = self.tables.cpu(namespace)
         if cpu is None:
             raise ValueError(f"no variant-bridge plugin for namespace {namespace!r}")
         return _cpu_all(cpu)
 
 
-def _multi_value(table: NvidiaTable, namespace: str, feature: str) -> bool:
-    spec = table.feature(feature) if namespace == table.namespace else None
-    return spec is not None and spec.multi_value
+def _multi_value(tables: MappingTables, namespace: str, feature: str) -> bool:
+    for table in (tables.nvidia, tables.amd):
+        spec = table.feature(feature) if namespace == table.namespace else None
+        if spec is not None:
+            return spec.multi_value
+    return False
+
+
+def _amd_all(table: AmdTable) -> list[FeatureConfig]:
+    """The AMD provider's vocabulary: its gfx names, its ROCm versions (``get_all_configs``)."""
+    values = {"gfx_arch": table.known_gfx, "rocm_version": table.runtime_versions}
+    return [FeatureConfig(f.name, values[f.rule], f.multi_value) for f in table.features]
 
 
 def _nvidia_all(table: NvidiaTable) -> list[FeatureConfig]:
@@ -201,6 +214,13 @@ class NvidiaPlugin(_BridgePlugin):
     namespace = "nvidia"
 
 
+class AmdPlugin(_BridgePlugin):
+    """``amd``: GPU architecture from ``__amdgpu_arch`` and the ROCm runtime (``rocm-core``, or
+    this machine's ROCm)."""
+
+    namespace = "amd"
+
+
 class X8664Plugin(_BridgePlugin):
     """``x86_64``: microarchitecture level and CPU flags from ``__archspec``."""
 
@@ -213,7 +233,7 @@ class Aarch64Plugin(_BridgePlugin):
     namespace = "aarch64"
 
 
-_PLUGINS: tuple[type[_BridgePlugin], ...] = (NvidiaPlugin, X8664Plugin, Aarch64Plugin)
+_PLUGINS: tuple[type[_BridgePlugin], ...] = (NvidiaPlugin, AmdPlugin, X8664Plugin, Aarch64Plugin)
 
 
 def plugin_apis(tables: MappingTables | None = None) -> dict[str, str]:
@@ -224,7 +244,11 @@ def plugin_apis(tables: MappingTables | None = None) -> dict[str, str]:
 
         tables = load_tables()
     by_namespace = {plugin.namespace: plugin for plugin in _PLUGINS}
-    namespaces = (tables.nvidia.namespace, *(t.namespace for t in tables.cpus))
+    namespaces = (
+        tables.nvidia.namespace,
+        tables.amd.namespace,
+        *(t.namespace for t in tables.cpus),
+    )
     return {ns: f"{__name__}:{by_namespace[ns].__name__}" for ns in namespaces}
 
 
@@ -238,4 +262,4 @@ def __getattr__(name: str) -> object:
 
 if TYPE_CHECKING:
     # The classes themselves are the plugin objects: let the type checker verify the protocol.
-    _CHECK: tuple[PluginType, ...] = (NvidiaPlugin, X8664Plugin, Aarch64Plugin)
+    _CHECK: tuple[PluginType, ...] = (NvidiaPlugin, AmdPlugin, X8664Plugin, Aarch64Plugin)

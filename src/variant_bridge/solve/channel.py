@@ -25,7 +25,14 @@ from packaging.utils import canonicalize_name
 from variant_bridge.errors import SolveError
 from variant_bridge.solve.records import WheelRecord
 
-__all__ = ["REPODATA", "index_conda_packages", "place_wheel", "read_repodata", "write_channel"]
+__all__ = [
+    "REPODATA",
+    "add_package_records",
+    "index_conda_packages",
+    "place_wheel",
+    "read_repodata",
+    "write_channel",
+]
 
 REPODATA = "repodata.json"
 _STALE = ("repodata.json.zst", "repodata_shards.msgpack.zst")
@@ -96,16 +103,36 @@ def place_wheel(source: Path, destination: Path, sha256: str) -> bool:
     return True
 
 
-def index_conda_packages(channel: Path) -> None:
-    """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``); those it
-    indexed before and that did not change are taken from the repodata it wrote then."""
+def index_conda_packages(channel: Path, *, force: bool = True) -> None:
+    """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``).
+
+    :param force: re-read every package; ``False``: only those the repodata does not list yet
+        (rattler reads a whole package into memory to index it; those it indexed before are
+        taken from the repodata it wrote then).
+    """
     from rattler.index import index_fs
 
     (channel / "noarch").mkdir(parents=True, exist_ok=True)
     try:
-        asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=False))
+        asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=force))
     except Exception as e:  # rattler raises its own exception types
         raise SolveError(f"{channel}: rattler could not index the conda packages: {e}") from e
+
+
+def add_package_records(channel: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
+    """List conda packages in their subdir's ``repodata.json`` (``packages`` keyed by file
+    name: *records* maps ``subdir/filename`` to the record), replacing earlier entries."""
+    by_subdir: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for key, record in records.items():
+        subdir, _, filename = key.partition("/")
+        by_subdir.setdefault(subdir, {})[filename] = record
+    for subdir, entries in by_subdir.items():
+        target = channel / subdir / REPODATA
+        data = read_repodata(target) or {"info": {"subdir": subdir}, "packages.conda": {}}
+        data.setdefault("repodata_version", 1)
+        packages = data.get("packages")
+        data["packages"] = {**(packages if isinstance(packages, dict) else {}), **entries}
+        _write_json(target, data)
 
 
 def write_channel(
@@ -133,7 +160,7 @@ def write_channel(
         )
     }
     if index_conda:
-        index_conda_packages(channel)
+        index_conda_packages(channel, force=False)  # what did not change is not read again
     data = read_repodata(target) or {
         "info": {"subdir": subdir},
         "packages": {},

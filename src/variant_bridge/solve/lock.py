@@ -1,16 +1,24 @@
-"""A solution as a pixi.lock (format v7, written by ``rattler.LockFile``).
+"""A solution as a pixi.lock (format v7, written by ``rattler.LockFile``) that pixi installs.
 
-Conda packages are ``conda:`` entries; each wheel is a ``pypi:`` entry at its file's URL. py-rattler
-0.28's ``add_pypi_package`` records neither the wheel's sha256 nor its ``Requires-Dist``, so they
-are added to the written document and the result is read back and written again by rattler (its
-own formatting, and the proof that it reads them). The platform declares the virtual packages the
-solve used (``__cuda``, ``__cuda_arch``, ...): records chosen per ``__cuda_arch`` make the lock
-valid for that machine, and ``detect --lockfile`` then describes that machine.
+Conda packages are ``conda:`` entries; each wheel is a ``pypi:`` entry. pixi's PyPI installer (uv
+without wheel-variant support) refuses a variant filename (``torch-2.9.0-...-cu128.whl``), so a
+chosen variant wheel is locked as its byte-identical copy under its standard filename in
+``variant-wheels/`` beside the lock (:func:`place_wheel`), as ``export`` does; plain wheels keep
+their file (a path relative to the lock when inside its folder) or URL. Every entry has its
+sha256 and ``Requires-Dist``; the environment lists its ``indexes`` (PyPI first, as pixi writes
+it, then the solve's) and ``find-links``, as real locks do. py-rattler 0.28 records neither
+hashes, requirements nor indexes, so they are added to the written document and the result is
+read back and written again by rattler (its own formatting, and the proof that it reads them).
+The platform declares the virtual packages the solve used (``__cuda``, ``__cuda_arch``, ...):
+records chosen per ``__cuda_arch`` make the lock valid for that machine, and ``detect
+--lockfile`` then describes that machine.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,26 +27,47 @@ from typing import Any
 from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import SolveError
+from variant_bridge.filenames import WheelFilename
 
-__all__ = ["DECLARED", "LockedWheel", "write_lock"]
+__all__ = [
+    "COPIES_DIR",
+    "DECLARED",
+    "PYPI_INDEX",
+    "LockedWheel",
+    "declared_virtual_packages",
+    "place_wheel",
+    "write_lock",
+]
 
-DECLARED = ("__cuda", "__cuda_arch", "__archspec", "__glibc", "__osx")
-"""The virtual packages a written lock's platform declares, when the solve had them."""
+DECLARED = ("__cuda", "__cuda_arch", "__archspec", "__glibc")
+"""The virtual packages a written lock's platform declares, when the solve had them: those a
+pixi manifest's rich platform can declare too (``cuda = { driver, arch }``, ``archspec``,
+``glibc``), so the pixi.toml beside the lock can say the same."""
 ENVIRONMENT = "default"
+COPIES_DIR = "variant-wheels"
+PYPI_INDEX = "https://pypi.org/simple"
+"""pixi's default index, which it lists first in a lock's ``indexes`` when the manifest names
+no ``index-url``."""
 
 
 @value
 class LockedWheel:
-    """A wheel of the solution as the lock names it."""
+    """A wheel of the solution as the lock names it.
+
+    :param location: a path relative to the lock's folder (``./variant-wheels/x.whl``), an
+        absolute path, or a URL.
+    """
 
     name: str
     version: str
-    url: str
+    location: str
     sha256: str
     requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
 
 
-def _declared(env: Environment) -> list[str]:
+def declared_virtual_packages(env: Environment) -> list[str]:
+    """The solve's virtual packages a lock (and a pixi rich platform) declares."""
     found = []
     for vp in env.virtual_packages:
         if vp.name in DECLARED:
@@ -47,19 +76,95 @@ def _declared(env: Environment) -> list[str]:
     return found
 
 
-def _add_hashes(path: Path, wheels: dict[str, tuple[str, tuple[str, ...]]]) -> None:
-    """Give every ``pypi:`` entry its sha256 and requires_dist, then let rattler rewrite it."""
+def _relative(path: Path, folder: Path) -> str | None:
+    try:
+        inside = path.absolute().relative_to(folder.absolute())
+    except ValueError:
+        return None
+    return f"./{inside.as_posix()}"
+
+
+def _copy_checked(source: Path, target: Path, sha256: str) -> None:
+    """Copy *source* to *target* atomically, refusing bytes without the locked hash."""
+    if target.is_file() and _sha256(target) == sha256:
+        return  # already there: re-locking is idempotent
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        actual = _sha256(Path(temporary))
+        if actual != sha256:
+            raise SolveError(f"cannot lock {source}: it has sha256 {actual}, not {sha256}")
+        os.replace(temporary, target)
+    except OSError as e:
+        Path(temporary).unlink(missing_ok=True)
+        raise SolveError(f"cannot copy {source} to {target}: {e.strerror or e}") from e
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def place_wheel(
+    filename: WheelFilename, url: str, file: Path | None, sha256: str, lock_dir: Path
+) -> str:
+    """Where the lock names one chosen wheel: a variant wheel's byte-identical copy under its
+    standard filename in ``variant-wheels/`` beside the lock (copied from *file*, hash-checked);
+    a plain wheel's path (relative to the lock when inside its folder) or URL.
+
+    :param file: the wheel on this machine (``None``: a remote plain wheel, named by *url*).
+    :raises SolveError: the copy cannot be made, or its bytes lack *sha256*.
+    """
+    if filename.label is not None:
+        if file is None:  # pragma: no cover - the caller fetches remote variant wheels
+            raise SolveError(f"cannot lock {filename}: no local file to copy")
+        target = lock_dir / COPIES_DIR / filename.base
+        _copy_checked(file, target, sha256)
+        return f"./{COPIES_DIR}/{filename.base}"
+    if file is None or not url.startswith("file:"):
+        return url
+    return _relative(file, lock_dir) or str(file.absolute())
+
+
+def _complete(
+    path: Path,
+    wheels: dict[str, LockedWheel],
+    indexes: Sequence[str],
+    find_links: Sequence[str],
+) -> None:
+    """Give every ``pypi:`` entry its sha256 and requirements and the environment its indexes,
+    then let rattler rewrite it."""
     import rattler
     import yaml
 
     document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    environment = document.get("environments", {}).get(ENVIRONMENT)
+    if isinstance(environment, dict) and wheels:
+        ordered: dict[str, Any] = {"channels": environment.get("channels", [])}
+        ordered["indexes"] = list(dict.fromkeys([PYPI_INDEX, *indexes]))
+        if find_links:
+            ordered["find-links"] = [
+                {"url": f} if "://" in f else {"path": f} for f in dict.fromkeys(find_links)
+            ]
+        ordered.update((k, v) for k, v in environment.items() if k not in ordered)
+        document["environments"][ENVIRONMENT] = ordered
     for entry in document.get("packages", []):
-        found = wheels.get(str(entry.get("pypi")))
-        if found is not None:
-            sha256, requires = found
-            entry["sha256"] = sha256
-            if requires:
-                entry["requires_dist"] = list(requires)
+        wheel = wheels.get(str(entry.get("pypi")))
+        if wheel is None:
+            continue
+        entry["sha256"] = wheel.sha256
+        if wheel.requires_dist:
+            entry["requires_dist"] = list(wheel.requires_dist)
+        if wheel.requires_python:
+            entry["requires_python"] = wheel.requires_python
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     rattler.LockFile.from_path(path).to_path(path)
 
@@ -71,25 +176,26 @@ def write_lock(
     conda: Sequence[Any],
     wheels: Sequence[LockedWheel],
     channels: Sequence[str],
+    indexes: Sequence[str] = (),
+    find_links: Sequence[str] = (),
 ) -> None:
     """Write a solution to *target* as a pixi.lock, whole or not at all.
 
     :param conda: the solved conda packages (rattler ``RepoDataRecord`` objects).
-
+    :param indexes: the simple indexes the wheels came from (after PyPI, pixi's default).
+    :param find_links: the find-links locations (paths relative to the lock, or URLs).
     :raises SolveError: the file cannot be written (naming it).
     """
     import rattler
 
-    platform = rattler.LockPlatform(env.platform, None, _declared(env) or None)
+    platform = rattler.LockPlatform(env.platform, None, declared_virtual_packages(env) or None)
     lock = rattler.LockFile([platform])
     own = lock.platforms()[0]  # py-rattler 0.28 panics on a platform object not its own
     lock.set_channels(ENVIRONMENT, [rattler.LockChannel(url) for url in channels])
     for record in conda:
         lock.add_conda_package(ENVIRONMENT, own, record)
-    hashes: dict[str, tuple[str, tuple[str, ...]]] = {}
     for wheel in wheels:
-        lock.add_pypi_package(ENVIRONMENT, own, wheel.name, wheel.version, wheel.url)
-        hashes[wheel.url] = (wheel.sha256, wheel.requires_dist)
+        lock.add_pypi_package(ENVIRONMENT, own, wheel.name, wheel.version, wheel.location)
     target = target.absolute()
     if not target.parent.is_dir():
         raise SolveError(f"cannot write {target}: {target.parent} is not a directory")
@@ -97,8 +203,7 @@ def write_lock(
     os.close(handle)
     try:
         lock.to_path(Path(temporary))
-        if hashes:
-            _add_hashes(Path(temporary), hashes)
+        _complete(Path(temporary), {w.location: w for w in wheels}, indexes, find_links)
         os.replace(temporary, target)
     except OSError as e:
         Path(temporary).unlink(missing_ok=True)

@@ -106,6 +106,11 @@ class IndexSettings:
     encoding: Encoding = Encoding.CELLS
     form: Form = "rattler"
     projects: frozenset[str] = frozenset()
+    conda_names: Mapping[str, str] | None = field(default=None, hash=False)
+    """For ``convert``: canonical PyPI name -> conda name of every project converted in the run.
+    Records are then named by it and *every* applying ``Requires-Dist`` becomes a dependency on
+    a conda name (:mod:`~variant_bridge.solve.conda_dependencies`), or is listed in
+    :attr:`ReleaseRecords.not_dependencies`."""
 
 
 @value
@@ -136,6 +141,9 @@ class ReleaseRecords:
     toolkits: Mapping[str, ToolkitEvidence] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
+    not_dependencies: tuple[tuple[str, str, str], ...] = ()
+    """``(wheel, requirement, reason)``: with ``conda_names``, requirements that cannot be
+    conda dependencies."""
 
 
 @value
@@ -158,7 +166,9 @@ def _static(metadata: VariantMetadata | None) -> frozenset[str]:
 
 
 def _marker_environment(subdir: str, python: str | None, tables: MappingTables) -> dict[str, str]:
-    values = target_environment(Environment(subdir), TargetPython(python or "3.0"), tables=tables)
+    values = target_environment(
+        Environment(subdir), TargetPython.parse(python or "3.0"), tables=tables
+    )
     if python is None:  # unknown: a marker using it is a problem, not 3.0
         values.pop("python_version", None)
         values.pop("python_full_version", None)
@@ -291,6 +301,7 @@ class _Builder:
         self.tables = tables
         self.skipped: list[tuple[str, str]] = []
         self.left: list[tuple[str, str]] = []
+        self.not_conda: list[tuple[str, str, str]] = []
         self.static = _static(release.metadata)
         self.head: dict[str, list[str]] = {}
         self.needs: dict[str, list[str]] = {}
@@ -327,7 +338,10 @@ class _Builder:
         return list(evaluated.applying)
 
     def dependencies(self, wheel: WheelFile, description: VariantDescription | None) -> list[str]:
-        """Dependencies on projects indexed in the channel; the rest is left to the installer."""
+        """Dependencies on projects indexed in the channel; the rest is left to the installer.
+        With ``conda_names`` (``convert``), every applying requirement, on conda names."""
+        if self.settings.conda_names is not None:
+            return self.conda_dependencies(wheel, description, self.settings.conda_names)
         specs: list[str] = []
         for dependency in self.evaluated(wheel, description):
             requirement = dependency.requirement
@@ -338,6 +352,35 @@ class _Builder:
                 specs.append(f"{name} {version}".strip())
             else:
                 self.left.append((str(wheel.filename), dependency.stated))
+        return specs
+
+    def conda_dependencies(
+        self,
+        wheel: WheelFile,
+        description: VariantDescription | None,
+        converted: Mapping[str, str],
+    ) -> list[str]:
+        from variant_bridge.solve.conda_dependencies import conda_dependency
+
+        name = str(wheel.filename)
+        environment = _marker_environment(
+            self.settings.subdir, _wheel_python(wheel.filename), self.tables
+        )
+        evaluated = evaluate_dependencies(
+            wheel.requires_dist, environment, VariantValues.of(description)
+        )
+        specs: list[str] = []
+        for dependency in evaluated.applying:
+            if canonicalize_name(dependency.name) == self.release.project:
+                continue
+            found, problem = conda_dependency(
+                dependency, converted=converted, tables=self.tables, wheel=name
+            )
+            specs += found
+            if problem is not None:
+                self.not_conda.append((name, problem.requirement, problem.reason))
+        for problem_text in evaluated.problems:
+            self.not_conda.append((name, problem_text, "its marker cannot be decided here"))
         return specs
 
 
@@ -402,8 +445,10 @@ def _record(
     if index:
         parts.append(f"a{index}")
     build = "_".join([*parts, str(build_number)])
+    names = builder.settings.conda_names or {}
+    name = names.get(release.project, release.project)
     record = {
-        "name": release.project,
+        "name": name,
         "version": release.version,
         "build": build,
         "build_number": build_number,
@@ -413,7 +458,7 @@ def _record(
         "sha256": wheel.sha256,
         "size": wheel.size,
     }
-    key = f"{release.project}-{release.version}-{build}.whl"
+    key = f"{name}-{release.version}-{build}.whl"
     return WheelRecord(key, record, str(wheel.filename), slot.label, slot.cell)
 
 
@@ -475,4 +520,5 @@ def release_records(
     return ReleaseRecords(
         release.project, release.version, tuple(records), tuple(builder.skipped), unmapped,
         plan.conflicts, tuple(builder.left), MappingProxyType(evidence),
+        tuple(dict.fromkeys(builder.not_conda)),
     )  # fmt: skip

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.mappings import MappingTables
@@ -21,6 +22,8 @@ __all__ = ["Refusal", "platform_spec", "python_spec", "requires_python_spec", "t
 
 _CP_RE = re.compile(r"cp(?P<major>[0-9])(?P<minor>[0-9]+)")
 _PY_RE = re.compile(r"py(?P<major>[0-9])(?P<minor>[0-9]*)")
+# What conda reads as one version: alphanumeric components joined by . _ + ! (epoch) and -.
+_CONDA_VERSION_RE = re.compile(r"(?:[0-9]+!)?[A-Za-z0-9]+(?:[._+-][A-Za-z0-9]+)*")
 
 
 @value
@@ -72,23 +75,24 @@ def python_spec(tags: Iterable[Tag]) -> str | Refusal:
 
 def to_conda_version(specifier: SpecifierSet) -> str | None:
     """A PEP 440 specifier set as a conda version spec (``>=2,<3``; ``==1.2.*`` -> ``1.2.*``;
-    ``~=1.4.2`` -> ``>=1.4.2,<1.5``); ``""`` for no constraint, ``None`` when conda cannot say
-    it (``===`` with a non-version, ``~=`` of one number)."""
+    ``~=1.4.2`` -> ``>=1.4.2,<1.5``; ``!=8.3.*`` stays, conda and rattler read it as "not
+    8.3.anything"); ``""`` for no constraint, ``None`` when conda cannot say it (``===`` with a
+    non-version, ``~=`` of one number)."""
     parts: list[str] = []
     for spec in sorted(specifier, key=str):
         operator, version = spec.operator, spec.version
         if operator == "~=":
-            release = version.split(".")
-            if len(release) < 2 or not all(p.isdigit() for p in release[:-1]):
+            release = Version(version).release  # ~=2.2.post3 means >=2.2.post3,==2.*
+            if len(release) < 2:
                 return None
-            upper = [*release[:-2], str(int(release[-2]) + 1)]
-            parts += [f">={version}", f"<{'.'.join(upper)}"]
+            upper = [*release[:-2], release[-2] + 1]
+            parts += [f">={version}", f"<{'.'.join(map(str, upper))}"]
+        elif operator == "===" and not _CONDA_VERSION_RE.fullmatch(version):
+            return None
         elif operator in ("==", "===") and version.endswith(".*"):
             parts.append(version)
         elif operator in ("==", "==="):
             parts.append(f"=={version}")
-        elif operator == "!=" and version.endswith(".*"):
-            return None
         else:
             parts.append(f"{operator}{version}")
     return ",".join(parts)

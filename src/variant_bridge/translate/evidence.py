@@ -1,4 +1,4 @@
-"""Which CUDA toolkit a variant was built against, from evidence, never from its label.
+"""Which CUDA toolkit a variant was built against, from evidence.
 
 Real publishers do not always say it in the variant properties: torch 2.9.0's ``cuda12.6`` and
 ``cuda12.8`` both declare ``cuda_version_lower_bound :: 12.0`` and differ by the CUDA component
@@ -9,6 +9,11 @@ to a CUDA release; the strongest (newest) one is the variant's toolkit (semantic
 :func:`toolkit_evidence` computes it from a :class:`~variant_bridge.properties.VariantDescription`
 and the ``Requires-Dist`` that apply to that variant (variant markers already evaluated, see
 :mod:`variant_bridge.markers`); :func:`judge_toolkit` says whether the toolkit policy accepts it.
+
+:func:`wheel_toolkit` is the toolkit rule shared by the commands (semantics.md §6.0.1): pinned
+components first, then the label where its publisher's convention is documented
+(``toolkits.yaml``: ``cu126``, ``cuda12.8``; ``cu12``, ``cuda12`` = any 12.x, a per-major wheel),
+then the lower bound. ``check`` reads it today; ``select``, ``solve`` and ``index`` are to.
 
 >>> from packaging.requirements import Requirement
 >>> from variant_bridge.properties import VariantDescription
@@ -30,6 +35,7 @@ from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, PythonDistribution, Toolkit
+from variant_bridge.errors import InvalidTarget
 from variant_bridge.mappings import MappingTables, NameMapping, load_tables
 from variant_bridge.markers import VariantValues, evaluate_dependencies, target_environment
 from variant_bridge.platform_tags import TargetPython
@@ -43,11 +49,14 @@ __all__ = [
     "Evidence",
     "EvidenceKind",
     "InstalledToolkit",
+    "ToolkitBasis",
     "ToolkitEvidence",
+    "WheelToolkit",
     "installed_toolkit",
     "judge_toolkit",
     "toolkit_bound",
     "toolkit_evidence",
+    "wheel_toolkit",
 ]
 
 
@@ -140,6 +149,92 @@ class ToolkitEvidence:
                 f"toolkit CUDA {strongest.cuda} or newer: {strongest.text}, no CUDA component pin"
             )
         return f"toolkit CUDA {strongest.cuda}: {strongest.text}"
+
+
+class ToolkitBasis(enum.Enum):
+    """What a wheel's toolkit (:class:`WheelToolkit`) was read from, strongest first; the value
+    is how ``--json`` names it."""
+
+    PINS = "pinned-components"
+    LABEL = "label"
+    LOWER_BOUND = "lower-bound"
+
+
+@value
+class WheelToolkit:
+    """The CUDA toolkit a wheel variant is taken to be built with, and why.
+
+    A per-major wheel (``cu12``: lower bound 12.0 or none, no minor-specific pin) has
+    :attr:`cuda` ``12`` and belongs beside any CUDA 12 toolkit; it is never a 12.0 build.
+    """
+
+    cuda: CudaVersion
+    basis: ToolkitBasis
+    text: str
+    """``pins nvidia-cublas 12.8.4.1 (...)``, ``its label 'cu126' says CUDA 12.6``..."""
+    per_major: bool = False
+
+    @property
+    def floor_only(self) -> bool:
+        """Only a lower bound says it: a floor (``12.0 or newer``), not the build's toolkit."""
+        return self.basis is ToolkitBasis.LOWER_BOUND
+
+    def accepts(self, toolkit: CudaVersion) -> bool:
+        """Whether the wheel belongs beside *toolkit* (a conda ``cuda-version``, a matrix's
+        CUDA): the same major, and for a minor-precise wheel that minor or a newer one."""
+        if toolkit.major != self.cuda.major:
+            return False
+        if self.per_major or self.cuda.minor is None or toolkit.minor is None:
+            return True
+        return toolkit.minor >= self.cuda.minor
+
+    def __str__(self) -> str:
+        if self.per_major:
+            return f"CUDA {self.cuda}.x"
+        return f"CUDA {self.cuda}" + (" or newer" if self.floor_only else "")
+
+
+def wheel_toolkit(
+    description: VariantDescription,
+    evidence: ToolkitEvidence | None = None,
+    *,
+    tables: MappingTables | None = None,
+) -> WheelToolkit | None:
+    """The toolkit of one wheel variant: the newest minor-precise pinned CUDA component, else
+    what its label says by a convention of ``toolkits.yaml`` (a minor; or a major alone: a
+    per-major wheel when no lower bound says a minor above ``.0``), else its lower bound, else
+    a pin saying a major only; ``None`` when nothing says anything.
+
+    :param evidence: the variant's :func:`toolkit_evidence` when its ``Requires-Dist`` were
+        read; without it the properties and the label decide.
+    """
+    tables = tables if tables is not None else load_tables()
+    found = evidence.evidence if evidence is not None else tuple(_lower_bounds(description, tables))
+    pins = [e for e in found if e.kind is EvidenceKind.PINNED_COMPONENT]
+    minor_pins = [e for e in pins if e.cuda.minor is not None]
+    if minor_pins:
+        best = max(minor_pins, key=lambda e: e.cuda.key)
+        return WheelToolkit(best.cuda, ToolkitBasis.PINS, best.text)
+    bounds = [e for e in found if e.kind is EvidenceKind.LOWER_BOUND]
+    bound = min(bounds, key=lambda e: e.cuda.key) if bounds else None
+    said = tables.toolkits.label_cuda(description.label)
+    if said is not None:
+        (major, minor), _ = said
+        label = description.label
+        if minor is not None:
+            text = f"its label {label!r} says CUDA {major}.{minor}"
+            return WheelToolkit(CudaVersion(major, minor), ToolkitBasis.LABEL, text)
+        if bound is None or bound.cuda.major != major or not bound.cuda.minor:
+            text = f"its label {label!r} says any CUDA {major}.x (a per-major wheel)"
+            return WheelToolkit(CudaVersion(major), ToolkitBasis.LABEL, text, per_major=True)
+        text = f"{bound.text} (its label {label!r} says CUDA {major})"
+        return WheelToolkit(bound.cuda, ToolkitBasis.LOWER_BOUND, text)
+    if bound is not None:
+        return WheelToolkit(bound.cuda, ToolkitBasis.LOWER_BOUND, bound.text)
+    if pins:  # components that say a major only (nvidia-cudnn-cu12)
+        best = max(pins, key=lambda e: e.cuda.key)
+        return WheelToolkit(best.cuda, ToolkitBasis.PINS, best.text)
+    return None
 
 
 def _strength(item: Evidence) -> tuple[tuple[int, int], bool]:
@@ -288,9 +383,12 @@ def installed_toolkit(
     if description is None or description.is_null:
         return None
     tables = tables if tables is not None else load_tables()
-    python = TargetPython(env.python or "0.0")
+    try:
+        python = TargetPython.parse(env.python or "0.0")
+    except InvalidTarget:
+        python = TargetPython.parse("0.0")  # unreadable: as unknown
     environment = target_environment(env, python, tables=tables)
-    if env.python is None:
+    if python.version.release == (0, 0):
         del environment["python_version"]  # unknown: a marker using it is a problem, not 0.0
     evaluated = evaluate_dependencies(dist.requires, environment, VariantValues.of(description))
     found = toolkit_evidence(

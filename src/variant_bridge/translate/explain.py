@@ -17,6 +17,7 @@ from variant_bridge.mappings import CpuTable, MappingTables, NvidiaTable, load_t
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import cuda, microarchitectures
 from variant_bridge.translate._words import toolkit_text
+from variant_bridge.translate.amd import explain_amd, explain_intel
 from variant_bridge.translate.supported import (
     AbiBasis,
     Bound,
@@ -46,6 +47,10 @@ def explain_unsupported(
     if prop.namespace == tables.names.abi_namespace:
         basis = supported.bases.get(prop.namespace)
         return _abi(prop, basis.installed) if isinstance(basis, AbiBasis) else None
+    if prop.namespace == tables.amd.namespace:
+        return explain_amd(prop, supported, tables.amd)
+    if prop.namespace == tables.intel.namespace:
+        return explain_intel(prop, supported, tables.intel)
     known = ", ".join(tables.namespaces)
     return f"no mapping for namespace {quote(prop.namespace)} (variant-bridge maps {known})"
 

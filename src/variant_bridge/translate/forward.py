@@ -19,6 +19,7 @@ from variant_bridge.environment import (
     CUDA_POLICIES,
     CudaPolicy,
     Environment,
+    SourceKind,
     Toolkit,
     VirtualPackage,
 )
@@ -26,11 +27,13 @@ from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.mappings import CpuTable, MappingTables, NvidiaFeature, NvidiaTable, load_tables
 from variant_bridge.translate import cuda, microarchitectures
 from variant_bridge.translate._words import toolkit_text, vp_text
+from variant_bridge.translate.amd import AmdOut, forward_amd, forward_intel
 from variant_bridge.translate.supported import (
     AbiBasis,
     Basis,
     Bound,
     CpuBasis,
+    EveryGpu,
     Limit,
     NvidiaBasis,
     NvidiaValue,
@@ -61,15 +64,18 @@ def supported_properties(
     # No cache of whole results: hashing an Environment costs about as much as computing.
     out = _Collected()
     _nvidia(env, policy, tables.nvidia, out)
+    _amd(env, tables, out)
     for cpu in tables.cpus:
         _cpu(env, cpu, tables, out)
     _abi(env, tables, out)
+    _intel(env, tables, out)
     return SupportedProperties(
         tuple(out.features),
         tuple(out.unsupported),
         tuple(out.notes),
         policy,
         MappingProxyType(out.bases),
+        tuple(out.every_gpu),
     )
 
 
@@ -79,6 +85,7 @@ class _Collected:
     unsupported: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     bases: dict[str, Basis] = field(default_factory=dict)
+    every_gpu: list[EveryGpu] = field(default_factory=list)
 
 
 def _admitted(
@@ -216,17 +223,77 @@ def _sm_arch(
         return (Bound(Limit.GPU_TOO_OLD, table.lowest_arch, arch),)
     bounds = tuple(Bound(limit, a, arch) for limit in _GPU_LIMITS)
     values = _admitted(cuda.gpu_generation(a[0]), bounds)
+    if env.gpus_of(table.arch_package) and arch.source.kind is SourceKind.TARGET:
+        values, every = _several_gpus(env, table, feature)
+        out.every_gpu.append(every)
+        out.notes.append(
+            f"{feature.name}: every GPU of {every.declared} must run the wheel, so a variant is "
+            f"chosen only if its {feature.name} list has code for each; conda's "
+            f"{arch.name} is the lowest, {arch.version}"
+        )
+        source = ", ".join(gpu for gpu, _ in every.gpus) + f" ({arch.source})"
+        out.features.append(SupportedFeature(table.namespace, feature.name, values, source))
+        return bounds
     out.features.append(SupportedFeature(table.namespace, feature.name, values, vp_text(arch)))
     if not arch.source.declared:
         out.notes.append(
             f"{feature.name} follows {arch.name}={arch.version}, the LOWEST compute capability "
-            "of this machine's GPUs (conda's rule, so the wheel runs on every GPU); the NVIDIA "
-            "provider uses the HIGHEST, so with GPUs of different generations it would differ"
+            "of this machine's GPUs (conda's rule); the NVIDIA provider reads every GPU and uses "
+            "the HIGHEST, so with GPUs of different generations it would differ; to choose a "
+            "wheel with code for every GPU, declare them: --target "
+            f"{table.arch_package[2:]}={arch.version},<the others>"
         )
     return bounds
 
 
 _GPU_LIMITS = (Limit.GPU_AT_LEAST, Limit.GPU_GENERATION, Limit.GPU_PTX)
+
+
+def _sm_arch_values(table: NvidiaTable, arch: VirtualPackage) -> tuple[str, ...]:
+    """The provider's sm_arch list for one GPU (none below the lowest it ranks)."""
+    a = cuda.major_minor(arch.version)
+    if a is None or a < table.lowest_arch:
+        return ()
+    return _admitted(cuda.gpu_generation(a[0]), tuple(Bound(x, a, arch) for x in _GPU_LIMITS))
+
+
+def _several_gpus(
+    env: Environment, table: NvidiaTable, feature: NvidiaFeature
+) -> tuple[tuple[str, ...], EveryGpu]:
+    """With several GPUs declared (``--target cuda_arch=8.0,9.0``): the values of every GPU,
+    the highest first (the provider's preference), and the rule that each GPU must have code."""
+    gpus = sorted(
+        env.gpus_of(table.arch_package),
+        key=lambda g: cuda.major_minor(g.version) or (0, 0),
+        reverse=True,
+    )
+    per_gpu = [(f"{g.name}={g.version}", _sm_arch_values(table, g)) for g in gpus]
+    values = tuple(dict.fromkeys(v for _, runs in per_gpu for v in runs))
+    declared = f"--target {table.arch_package[2:]}=" + ",".join(g.version for g in gpus)
+    return values, EveryGpu(table.namespace, feature.name, tuple(per_gpu), declared)
+
+
+# -- amd, intel ----------------------------------------------------------------------------------
+
+
+def _amd(env: Environment, tables: MappingTables, out: _Collected) -> None:
+    amd = AmdOut()
+    forward_amd(env, tables.amd, amd)
+    out.features += amd.features
+    out.unsupported += amd.unsupported
+    out.notes += amd.notes
+    out.every_gpu += amd.every_gpu
+    if amd.basis is not None:
+        out.bases[tables.amd.namespace] = amd.basis
+
+
+def _intel(env: Environment, tables: MappingTables, out: _Collected) -> None:
+    found = forward_intel(env, tables.intel)
+    if isinstance(found, str):
+        out.unsupported.append((tables.intel.namespace, found))
+    else:
+        out.features.append(found)
+
 
 # -- CPU namespaces ----------------------------------------------------------------------------
 

@@ -106,10 +106,19 @@ def read_conda_specs(
             kept.append(record)
         else:
             ignored.append((text.strip(), reason))
+    rocm = next(
+        (
+            Toolkit(r.name, r.version, Source.FROM_CONDA)
+            for _, r in records
+            if r.name in tables.amd.runtime_packages
+        ),
+        None,
+    )
     environment = Environment(
         platform=platform,
         virtual_packages=tuple(sorted(virtual, key=lambda vp: vp.name)),
         toolkit=toolkit,
+        rocm=rocm,
         conda_packages=tuple(kept),
         origin=str(Source.FROM_CONDA),
         notes=_notes(virtual, tables),
@@ -164,14 +173,14 @@ def _notes(virtual: list[VirtualPackage], tables: MappingTables) -> tuple[str, .
 def _ignored_reason(name: str, toolkit: Toolkit | None, tables: MappingTables) -> str | None:
     """Why conda package *name* changes no supported property, or ``None`` when it does (a
     toolkit selector, or a package ``abi_dependency`` reads through names.yaml)."""
-    if name in tables.nvidia.toolkit_packages:
+    if name in tables.nvidia.toolkit_packages or name in tables.amd.runtime_packages:
         return None
     mappings = tables.names.pypi_for_conda(name)
     if not mappings:
+        selectors = (*tables.nvidia.toolkit_packages, *tables.amd.runtime_packages)
         return (
-            "not a virtual package, a toolkit selector "
-            f"({', '.join(tables.nvidia.toolkit_packages)}) or a package whose PyPI name "
-            "variant-bridge knows (for abi_dependency)"
+            f"not a virtual package, a toolkit selector ({', '.join(selectors)}) or a package "
+            "whose PyPI name variant-bridge knows (for abi_dependency)"
         )
     t = major_minor(toolkit.version) if toolkit is not None else None
     majors = sorted({m.cuda_major for m in mappings if m.cuda_major is not None})

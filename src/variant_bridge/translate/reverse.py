@@ -19,6 +19,7 @@ from variant_bridge.errors import quote
 from variant_bridge.mappings import CpuTable, MappingTables, NameTable, NvidiaTable, load_tables
 from variant_bridge.properties import VariantProperty
 from variant_bridge.translate import cuda, microarchitectures
+from variant_bridge.translate.amd import amd_specs, intel_unmapped
 
 __all__ = ["CondaSpec", "SpecForm", "Translation", "to_conda_specs"]
 
@@ -100,22 +101,38 @@ def to_conda_specs(
 
     out = _Builder()
     for namespace, features in groups.items():
-        cpu = tables.cpu(namespace)
-        if namespace == tables.nvidia.namespace:
-            for feature, props in features.items():
-                _nvidia_specs(tables.nvidia, feature, props, out)
-        elif cpu is not None:
-            _cpu_specs(cpu, features, out)
-        elif namespace == tables.names.abi_namespace:
-            for props in features.values():
-                _abi_specs(tables.names, props, out)
-        else:
-            known = ", ".join(tables.namespaces)
-            reason = f"no mapping for namespace {quote(namespace)} (variant-bridge maps {known})"
-            for props in features.values():
-                for p in props:
-                    out.missing[p] = reason
+        _namespace_specs(tables, namespace, features, out)
     return out.build()
+
+
+def _namespace_specs(
+    tables: MappingTables,
+    namespace: str,
+    features: dict[str, list[VariantProperty]],
+    out: _Builder,
+) -> None:
+    cpu = tables.cpu(namespace)
+    if namespace == tables.nvidia.namespace:
+        for feature, props in features.items():
+            _nvidia_specs(tables.nvidia, feature, props, out)
+    elif cpu is not None:
+        _cpu_specs(cpu, features, out)
+    elif namespace == tables.names.abi_namespace:
+        for props in features.values():
+            _abi_specs(tables.names, props, out)
+    elif namespace == tables.amd.namespace:
+        for feature, props in features.items():
+            _amd_specs(tables, feature, props, out)
+    else:
+        reason = (
+            intel_unmapped(tables.intel)
+            if namespace == tables.intel.namespace
+            else f"no mapping for namespace {quote(namespace)} (variant-bridge maps "
+            f"{', '.join(tables.namespaces)})"
+        )
+        for props in features.values():
+            for p in props:
+                out.missing[p] = reason
 
 
 class _Builder:
@@ -173,6 +190,19 @@ def _nvidia_specs(
             "next_major": value.major + 1,
         }
         specs = [t.format(**fields) for t in feature.specs.get(value.kind, ())]
+        out.mapped(p, map(CondaSpec, specs))
+        rendered += specs
+    for spec in _or_join(rendered):
+        out.add(CondaSpec(spec))
+
+
+def _amd_specs(
+    tables: MappingTables, name: str, props: list[VariantProperty], out: _Builder
+) -> None:
+    mapped, missing = amd_specs(tables.amd, name, props)
+    out.missing.update(missing)
+    rendered: list[str] = []
+    for p, specs in mapped:
         out.mapped(p, map(CondaSpec, specs))
         rendered += specs
     for spec in _or_join(rendered):

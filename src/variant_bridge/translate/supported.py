@@ -25,9 +25,11 @@ if TYPE_CHECKING:  # properties (~2.5 ms of classes) load only when a property i
 
 __all__ = [
     "AbiBasis",
+    "AmdBasis",
     "Basis",
     "Bound",
     "CpuBasis",
+    "EveryGpu",
     "Limit",
     "NvidiaBasis",
     "NvidiaValue",
@@ -138,7 +140,37 @@ class AbiBasis:
     installed: Mapping[str, str] = field(hash=False)
 
 
-Basis = NvidiaBasis | CpuBasis | AbiBasis
+@value
+class AmdBasis:
+    """What the ``amd`` values came from: ``__amdgpu_arch`` (``None``: absent) and the ROCm
+    runtime (``None``: none known, so every version the provider knows was offered)."""
+
+    arch: VirtualPackage | None
+    gfx: tuple[str, ...]
+    """The supported gfx names (several when several GPUs are declared)."""
+    rocm: Toolkit | None
+
+
+@value
+class EveryGpu:
+    """A multi-value feature that must have code for EACH of several GPUs
+    (``--target cuda_arch=8.0,9.0``): a variant that lists the feature is compatible only when,
+    for every GPU, one of its values is among that GPU's values (docs/clusters.md)."""
+
+    namespace: str
+    feature: str
+    gpus: tuple[tuple[str, tuple[str, ...]], ...]
+    """``(GPU in words, its supported values)`` per GPU, e.g. ``("__cuda_arch=9.0", (...))``."""
+    declared: str
+    """How the GPUs were declared, for messages (``--target cuda_arch=8.0,9.0``)."""
+
+    def missing(self, values: Iterable[str]) -> tuple[str, ...]:
+        """The GPUs none of *values* runs on."""
+        given = set(values)
+        return tuple(gpu for gpu, runs in self.gpus if given.isdisjoint(runs))
+
+
+Basis = NvidiaBasis | CpuBasis | AbiBasis | AmdBasis
 
 _NO_BASES: Mapping[str, Basis] = MappingProxyType({})
 
@@ -158,6 +190,8 @@ class SupportedProperties:
         default_factory=lambda: _NO_BASES, hash=False, compare=False, repr=False
     )
     """Namespace -> what its values were derived from (read by ``explain_unsupported``)."""
+    every_gpu: tuple[EveryGpu, ...] = field(default=(), compare=False)
+    """Features that must run on each of several declared GPUs (checked by the ranking)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -216,4 +250,5 @@ class SupportedProperties:
             self.notes + other.notes,
             self.policy,
             MappingProxyType({**other.bases, **self.bases}),
+            self.every_gpu + other.every_gpu,
         )

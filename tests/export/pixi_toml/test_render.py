@@ -14,6 +14,7 @@ from variant_bridge.export.model import IndexOptions
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
     is_marked,
+    notes,
     platform_entry,
     render,
     to_dict,
@@ -44,12 +45,15 @@ def test_every_entry_of_a_new_manifest_is_marked_as_the_exports() -> None:
 
 def test_a_new_manifest() -> None:
     data = to_dict(pixi_model())
+    # a rich platform (pixi >= 0.71) with the driver and GPU floors: torch's PTX range can be
+    # stated that way
     assert data["workspace"] == {
         "name": "env",
         "channels": ["conda-forge"],
         "platforms": [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
         "requires-pixi": f">={MIN_PIXI}",
     }
+    assert "system-requirements" not in data
     assert data["dependencies"] == {
         "cuda-version": {"version": "==12.6", "build": "h0_3"},
         "libcublas": {"version": "==12.6.77", "build": "h0_0"},
@@ -64,6 +68,20 @@ def test_a_new_manifest() -> None:
                 "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.6 "
                 "NV_VARIANT_PROVIDER_FORCE_SM_ARCH=9.0"
             ),
+        }
+    }
+
+
+def test_plain_platforms_get_system_requirements_and_no_gpu_pin() -> None:
+    """[system-requirements] has no GPU: uv is pinned only to what the manifest declares."""
+    data = to_dict(pixi_model(), rich=False)
+    assert data["workspace"]["platforms"] == ["linux-64"]
+    assert "requires-pixi" not in data["workspace"]
+    assert data["system-requirements"] == {"cuda": "12.6"}
+    assert data["activation"] == {
+        "env": {
+            "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.6",
+            "VARIANT_BRIDGE_EXPORTED_PINS": "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=12.6",
         }
     }
 
@@ -88,22 +106,36 @@ def test_pin_modes_apply_to_the_exports_entries(pin: str, python: object, numpy:
     assert data["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
 
 
-def test_a_gpu_range_with_an_upper_bound_is_refused_not_declared_lossily() -> None:
+def test_a_gpu_range_with_an_upper_bound_is_said_not_declared_lossily() -> None:
     # QA: `arch = "8.0"` was declared for a wheel with kernels for 8.x only; pixi admits any
-    # newer GPU (an H100) against it
+    # newer GPU (an H100) against it. By default the manifest declares what pixi can state (the
+    # driver floor) and says the rest; the strict mode refuses.
+    m = model()  # torch cu126 has kernels for 9.x only: __cuda_arch >=9.0,<10
+    text = render(m)
+    # the floors pixi can state are declared; the upper bound is said
+    assert loads(text)["workspace"]["platforms"] == [
+        {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
+    ]
+    assert "#   __cuda_arch >=9.0,<10  <- torch 2.9.0 [cu126]" in text
+    assert "# Not enforced by what is declared (pixi cannot state them;" in text
+    [note] = notes(m, rich=True)
+    assert note.startswith("torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10, which its platform")
+    [note] = notes(m, rich=False)
+    assert note.startswith("torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10, which")
     with pytest.raises(ExportError) as info:
-        render(model())  # torch cu126 has kernels for 9.x only: __cuda_arch >=9.0,<10
+        render(model(strict_host_requirements=True))
     message = str(info.value)
     assert "torch 2.9.0 [cu126] needs __cuda_arch >=9.0,<10" in message
-    assert "--no-host-requirements" in message
-    # with it, the platform states what the conda packages need, the header the wheels' range
-    text = render(model(host_requirements=False))
-    assert platform_entry(model(host_requirements=False)) == {"platform": "linux-64", "cuda": "12"}
+    assert "without --strict-host-requirements" in message
+    # --no-host-requirements: what the conda packages need, the header the wheels' range
+    text = render(model(host_requirements=False, strict_host_requirements=True))
+    no_host = model(host_requirements=False)
+    assert platform_entry(no_host) == {"platform": "linux-64", "cuda": "12"}
     assert "#   __cuda_arch >=9.0,<10  <- torch 2.9.0 [cu126]" in text
     assert "not declared, --no-host-requirements; pixi does not check them" in text
 
 
-def test_a_cpu_requirement_is_refused_for_pixi() -> None:
+def test_a_cpu_requirement_is_said_or_refused_for_pixi() -> None:
     from variant_bridge.environment import PythonDistribution
     from variant_bridge.properties import VariantDescription
 
@@ -113,8 +145,11 @@ def test_a_cpu_requirement_is_refused_for_pixi() -> None:
         variant=VariantDescription.parse("v3: x86_64 :: level :: v3"),
         location="/env/lib/python3.12/site-packages/fastlib-1.0.dist-info",
     )
+    options = {"env": {"python_packages": (v3,)}, "pinning": Pinning(allow_unpinned=True)}
+    [note] = notes(model(**options), rich=False)  # type: ignore[arg-type]
+    assert note.startswith("fastlib 1.0 [v3] needs a CPU microarchitecture (__archspec)")
     with pytest.raises(ExportError, match=r"fastlib 1.0 \[v3\] needs a CPU microarchitecture"):
-        render(model(env={"python_packages": (v3,)}, pinning=Pinning(allow_unpinned=True)))
+        render(model(**options, strict_host_requirements=True))  # type: ignore[arg-type]
 
 
 def test_local_paths_inside_the_manifests_folder_are_relative() -> None:

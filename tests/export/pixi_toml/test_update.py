@@ -15,6 +15,7 @@ from tests.export.corpus import corpus_files, read_corpus_file
 from tests.export.snapshots import NUMPY, TORCH_ORIGIN, TORCH_PTX, pixi_model
 from variant_bridge.errors import ExportError
 from variant_bridge.export.build import Pinning
+from variant_bridge.export.model import IndexOptions
 from variant_bridge.export.pixi_toml.render import MIN_PIXI, render
 from variant_bridge.export.pixi_toml.update import apply, manifest_kind, update
 
@@ -104,9 +105,13 @@ def test_a_multi_platform_manifest_keeps_every_line_of_the_user() -> None:
     # the pins for linux-64 go to its target tables, except for the entries the user wrote
     assert linux["dependencies"] == {"libcublas": {"version": "==12.6.77", "build": "h0_0"}}
     assert linux["pypi-dependencies"] == {"numpy": "==2.1.0"}
-    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
+    # plain platforms: the driver floor as [system-requirements]; no GPU is declared, so uv
+    # gets no GPU pin either (only facts the manifest declares are pinned)
+    assert loads(after)["system-requirements"] == {"cuda": "12.6"}
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" not in linux["activation"]["env"]
+    assert linux["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"] == "12.6"
     assert "[target.linux-64.dependencies]\nlibcublas = " in after
-    assert after.count("# variant-bridge") == 5  # libcublas, numpy and the three variables
+    assert after.count("# variant-bridge") == 5  # cuda, libcublas, numpy and two variables
     notes = "\n".join(result.notes)
     # the user's entries that let the environment drift are named, with the wanted value
     assert 'dependencies.cuda-version = ">=12" is yours' in notes
@@ -115,8 +120,8 @@ def test_a_multi_platform_manifest_keeps_every_line_of_the_user() -> None:
     assert "possibly another variant than cu126" in notes
     assert f"the export would write {{ url = {TORCH_ORIGIN.url!r} }}".replace("'", '"') in notes
     assert "python" not in notes  # 3.12.* admits the environment's 3.12.7
-    # the platform entry is the user's too: a note, not an edit
-    assert "workspace.platforms is yours, left as it is" in notes
+    # what [system-requirements] cannot state is said
+    assert "needs __cuda_arch >=9.0,<10|>=9.0, which [system-requirements] cannot state" in notes
     assert apply(after, pixi_model(), kind="pixi").text == after  # a second run: no change
 
 
@@ -147,9 +152,10 @@ def test_the_users_specs_are_never_tightened() -> None:
     assert deps["python"] == ">=3.11"
     assert deps["cuda-version"] == {"version": "==12.6", "build": "h0_3"}  # the export's own
     assert "cuda-version = " in result.text.split('libcublas = "*"\n', 1)[1]  # appended after
-    # both specs admit what is installed; only the (user's) platform entry is noted
+    # both specs admit what is installed; only the GPU range pixi cannot state is noted
     [note] = result.notes
-    assert "workspace.platforms is yours" in note
+    assert "__cuda_arch" in note
+    assert "[system-requirements] cannot state" in note
 
 
 def test_a_user_spec_that_excludes_the_environment_is_noted() -> None:
@@ -197,14 +203,15 @@ def test_an_empty_manifest_gets_a_marked_workspace() -> None:
     ]
     assert workspace["requires-pixi"] == f">={MIN_PIXI}"
     assert 'requires-pixi = ">=0.71"  # variant-bridge\n' in after
+    assert "system-requirements" not in loads(after)
 
 
 @pytest.mark.parametrize(
     ("platforms", "expected"),
     [
-        (  # the export's own entry: updated
+        (  # plain platforms, the export's: they stay plain ([system-requirements] declares)
             '["linux-64"]  # variant-bridge',
-            [{"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}],
+            ["linux-64"],
         ),
         (  # the export's own, with a platform the user added: only linux-64's entry changes
             '["osx-arm64", { platform = "linux-64", cuda = "12" }]  # variant-bridge',
@@ -224,6 +231,8 @@ def test_the_platform_entry_is_edited_only_when_it_is_the_exports(
     assert any("workspace.platforms is yours" in n for n in result.notes) is (
         "variant-bridge" not in platforms
     )
+    rich = any(isinstance(e, dict) for e in expected)
+    assert ("system-requirements" in loads(result.text)) is not rich
 
 
 def test_a_platform_the_users_manifest_does_not_list_is_an_error() -> None:
@@ -247,8 +256,8 @@ def test_channels_the_user_wrote_are_not_extended() -> None:
 
 
 def test_a_users_uv_variable_stays_and_is_not_listed_as_an_exported_pin() -> None:
-    text = (
-        '[workspace]\nplatforms = ["linux-64"]\n'
+    text = (  # rich platforms: the GPU is declared, so the export wants its pin too
+        '[workspace]\nplatforms = [{ platform = "linux-64", cuda = "12" }]  # variant-bridge\n'
         '[activation.env]\nNV_VARIANT_PROVIDER_FORCE_SM_ARCH = "8.0"  # my GPU\nOTHER = "1"\n'
     )
     result = apply(text, pixi_model(), kind="pixi")
@@ -264,7 +273,8 @@ def test_a_users_uv_variable_stays_and_is_not_listed_as_an_exported_pin() -> Non
 def test_adding_a_platform_moves_the_exports_own_top_level_pins() -> None:
     # QA: `export -o pixi.toml`, then osx-arm64 added by hand, then --update: the first
     # export's linux-64 pins stayed at the top level and applied to osx-arm64 too
-    text = render(pixi_model()).replace("platforms = [{", 'platforms = ["osx-arm64", {', 1)
+    strict = pixi_model(strict_host_requirements=True)  # a rich platform entry
+    text = render(strict).replace("platforms = [{", 'platforms = ["osx-arm64", {', 1)
     text = text.replace("[dependencies]\n", '[dependencies]\nrich = "*"\n', 1)
     result = apply(text, pixi_model(), kind="pixi", path="/proj/pixi.toml")
     data = loads(result.text)
@@ -279,6 +289,7 @@ def test_adding_a_platform_moves_the_exports_own_top_level_pins() -> None:
     assert "the export's own top-level pins for linux-64 moved to [target.linux-64.*]" in note
     assert "dependencies.python" in note
     assert apply(result.text, pixi_model(), kind="pixi").text == result.text
+    assert apply(result.text, strict, kind="pixi").text == result.text
 
 
 USER_PYPROJECT = """\
@@ -321,7 +332,8 @@ def test_update_a_pyproject_under_tool_pixi() -> None:
 def test_update_adds_tool_pixi_to_a_plain_pyproject() -> None:
     after = update('[project]\nname = "mine"\n', pixi_model(), kind="pyproject")
     assert after.startswith('[project]\nname = "mine"\n')
-    assert loads(after)["tool"]["pixi"]["workspace"]["platforms"] == [
+    pixi = loads(after)["tool"]["pixi"]
+    assert pixi["workspace"]["platforms"] == [
         {"platform": "linux-64", "cuda": {"driver": "12.6", "arch": "9.0"}}
     ]
 
@@ -348,7 +360,8 @@ def test_a_project_table_is_updated_in_place_of_workspace() -> None:
     text = '[project]\nname = "old"\nplatforms = ["linux-64"]  # variant-bridge\n'
     data = loads(update(text, pixi_model(), kind="pixi"))
     assert "workspace" not in data
-    assert data["project"]["platforms"][0]["cuda"]["driver"] == "12.6"
+    assert data["project"]["platforms"] == ["linux-64"]
+    assert data["system-requirements"] == {"cuda": "12.6"}
 
 
 @pytest.mark.parametrize("manifest", corpus_files("real/pixi-locks/*/pixi.toml"))
@@ -360,3 +373,53 @@ def test_real_manifests_keep_every_line(manifest: Path) -> None:
     data = tomlkit.parse(result.text).unwrap()
     root = data["target"]["linux-64"] if "linux-64" in data.get("target", {}) else data
     assert root["pypi-dependencies"]["torch"] == {"url": TORCH_ORIGIN.url}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[dependencies]\npython = "3.12.*"  # ours\n\n[tasks]\nx = "y"\n',
+        '[dependencies]\npython = "3.12.*"\n# a closing comment\n\n\n[tasks]\nx = "y"\n',
+        '[dependencies]\npython = "3.12.*"',
+        "[dependencies]\n",
+        '[dependencies]\npython = "3.12.*"\n[dependencies.numpy]\nversion = "*"\n',
+        '[workspace]\nname = "p"\n\n[dependencies]\na = "1"\n\n# after\n',
+    ],
+)
+def test_adding_many_entries_at_once_gives_the_per_key_result(text: str) -> None:
+    """The bulk add (linear) writes exactly what tomlkit's per-key insert (quadratic) writes."""
+    import tomlkit
+
+    from variant_bridge.export.pixi_toml.items import add_all_marked, add_marked
+
+    entries = {f"pkg{i}": {"version": f"=={i}", "build": "h0"} for i in range(5)}
+    entries["plain"] = "==1.0"
+    notes = {"pkg1": "why"}
+    one_by_one = tomlkit.parse(text)
+    for key, value in entries.items():
+        add_marked(one_by_one["dependencies"], key, value, notes.get(key))
+    at_once = tomlkit.parse(text)
+    add_all_marked(at_once["dependencies"], entries, notes)
+    assert tomlkit.dumps(at_once) == tomlkit.dumps(one_by_one)
+    assert tomlkit.parse(tomlkit.dumps(at_once)) == tomlkit.parse(tomlkit.dumps(one_by_one))
+
+
+def test_a_variant_index_is_an_extra_index_never_the_users_index_url() -> None:
+    """pixi's `index-url` replaces PyPI for every PyPI dependency: the user's `requests` would
+    no longer resolve. The export's indexes are extra ones."""
+    text = (
+        '[workspace]\nplatforms = ["linux-64"]\n\n[pypi-dependencies]\nrequests = "*"\n\n'
+        '[pypi-options]\nindex-url = "https://mirror.example/simple"  # our mirror\n'
+    )
+    indexes = IndexOptions("https://variants.example/simple", (), ())
+    after = update(text, pixi_model(index_options=indexes), kind="pixi")
+    options = loads(after)["pypi-options"]
+    assert options["index-url"] == "https://mirror.example/simple"
+    assert options["extra-index-urls"] == ["https://variants.example/simple"]
+    assert 'index-url = "https://mirror.example/simple"  # our mirror\n' in after
+    assert loads(after)["pypi-dependencies"]["requests"] == "*"
+    # an earlier export's own index-url (it replaced PyPI) is taken back
+    earlier = text.replace("  # our mirror", "  # variant-bridge")
+    after = update(earlier, pixi_model(index_options=indexes), kind="pixi")
+    assert "index-url" not in loads(after)["pypi-options"]
+    assert loads(after)["pypi-options"]["extra-index-urls"] == ["https://variants.example/simple"]

@@ -8,13 +8,14 @@ from typing import Any
 
 import tomlkit
 from tomlkit.container import Container
-from tomlkit.items import Array, Comment, InlineTable, Item, Table
+from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Table, Whitespace
 
 from variant_bridge.errors import ExportError
-from variant_bridge.export.pixi_toml.render import is_marked, marked, toml_value
+from variant_bridge.export.pixi_toml.render import is_marked, marked, table_lines, toml_value
 
 __all__ = [
     "TABLES",
+    "add_all_marked",
     "add_marked",
     "as_written",
     "has_comments",
@@ -45,6 +46,41 @@ def _mark(item: Item, note: str | None) -> None:
 def add_marked(table: Any, key: str, value: Any, note: str | None = None) -> None:
     table[key] = toml_item(value)
     _mark(table.item(key), note)
+
+
+def add_all_marked(table: Any, entries: dict[str, Any], notes: dict[str, str]) -> None:
+    """Add every entry of *entries* to *table*, marked, after its last entry.
+
+    One parse of all the new lines, then appended in one pass: tomlkit's own per-key insert
+    rescans the table and shifts its index for every key, which made a 5,000-record update
+    quadratic (issue 22). The result is what the per-key adds give: the new lines after the
+    table's last entry or comment, before the blank lines that close it.
+    """
+    if not entries:
+        return
+    container = table.value if isinstance(table, Table) else table
+    if not isinstance(container, Container) or any(
+        isinstance(item, (Table, AoT)) for _, item in container.body
+    ):
+        for key, value in entries.items():  # sub-tables inside: let tomlkit place each key
+            add_marked(table, key, value, notes.get(key))
+        return
+    snippet = "\n".join(table_lines("t", entries, notes)[1:]) + "\n"
+    new = tomlkit.parse(snippet).body
+    body = container.body
+    closing = []
+    while body and body[-1][0] is None and isinstance(body[-1][1], Whitespace):
+        closing.append(body.pop())  # keyless: the key index does not move
+    if body and not body[-1][1].trivia.trail.endswith("\n"):
+        body[-1][1].trivia.trail += "\n"
+    container.parsing(True)  # while parsing, tomlkit appends without rescanning
+    try:
+        for new_key, item in new:
+            if new_key is not None:
+                container.append(new_key, item)
+    finally:
+        container.parsing(False)
+    body.extend(reversed(closing))
 
 
 def set_marked(table: Any, key: str, value: Any, note: str | None = None) -> None:

@@ -21,6 +21,7 @@ from variant_bridge.export.channels import normalize_channel
 from variant_bridge.export.model import ExportModel
 from variant_bridge.export.pixi_toml.items import (
     TABLES,
+    add_all_marked,
     add_marked,
     as_written,
     has_comments,
@@ -33,13 +34,14 @@ from variant_bridge.export.pixi_toml.items import (
 from variant_bridge.export.pixi_toml.judge import Judge
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
+    activation,
     check_declarable,
     comments,
-    platform_entry,
     table_lines,
     to_dict,
     toml_value,
 )
+from variant_bridge.export.pixi_toml.render import notes as pixi_notes
 from variant_bridge.uv_settings import EXPORTED_PINS_VARIABLE, exported_pins_value
 
 __all__ = ["ManifestKind", "ManifestUpdate", "apply", "manifest_kind", "parse", "update"]
@@ -91,9 +93,12 @@ def apply(
     check_declarable(model)
     doc = parse(text, path=path)
     editor = _Editor(path, _prefix(kind), Judge(model))
-    data = to_dict(model)
     root = _pixi_root(doc, kind=kind, path=path)
+    rich = model.strict_host_requirements or _uses_rich_platforms(root)
+    data = to_dict(model, rich=rich)
     workspace = editor.workspace(root, model, data, kind=kind)
+    if "system-requirements" in data or "system-requirements" in root:
+        editor.system_requirements(root, data.get("system-requirements", {}))
     base, base_prefix = editor.pin_tables(root, workspace, model, data)
     reasons = comments(model)
     for name in ("dependencies", "pypi-dependencies"):
@@ -104,10 +109,28 @@ def apply(
             wanted = editor.judge_top_level(root, name, wanted)
         if wanted or name in base:
             editor.merge(base, name, wanted, reasons[name], prefix=base_prefix)
-    if "pypi-options" in data:
-        editor.options(root, data["pypi-options"])
-    editor.activation(base, dict(model.activation_env), prefix=base_prefix)
-    return ManifestUpdate(_spaced(tomlkit.dumps(doc), text), tuple(editor.notes))
+    if "pypi-options" in data or "pypi-options" in root:
+        editor.options(root, data.get("pypi-options", {}))
+    editor.activation(base, activation(model, rich=rich), prefix=base_prefix)
+    notes = [*editor.notes, *(f"{path}: {n}" for n in pixi_notes(model, rich=rich))]
+    return ManifestUpdate(_spaced(tomlkit.dumps(doc), text), tuple(notes))
+
+
+def _uses_rich_platforms(root: Any) -> bool:
+    """Whether the export declares a rich platform entry here: the workspace (or project) lists
+    one already, or has no platforms yet (the export writes them, as in a new manifest). A
+    manifest of plain subdirs gets ``[system-requirements]`` instead."""
+    for key in ("workspace", "project"):
+        table = root.get(key)
+        if not isinstance(table, TABLES):
+            continue
+        platforms = table.get("platforms")
+        if platforms is None:
+            return True
+        return isinstance(platforms, (list, Array)) and any(
+            isinstance(plain(e), dict) for e in platforms
+        )
+    return True
 
 
 def _spaced(text: str, original: str) -> str:
@@ -157,7 +180,7 @@ class _Editor:
         if kind == "pixi" and new:
             add_marked(workspace, "name", model.name)  # else pixi names it after the folder
         self.channels(workspace, data["workspace"]["channels"], where)
-        rich = self.platform(workspace, platform_entry(model), where)
+        rich = self.platform(workspace, data["workspace"]["platforms"][0], where)
         if rich and "requires-pixi" not in workspace:
             add_marked(workspace, "requires-pixi", f">={MIN_PIXI}")
         return workspace
@@ -238,7 +261,7 @@ class _Editor:
         wanted = {
             "dependencies": data.get("dependencies", {}),
             "pypi-dependencies": data.get("pypi-dependencies", {}),
-            "activation.env": dict(model.activation_env),
+            "activation.env": dict(data.get("activation", {}).get("env", {})),
         }
         moved = _remove_own(root, wanted)
         if moved:
@@ -263,13 +286,15 @@ class _Editor:
         table = self.table(base, name, prefix)
         for key in [k for k in table if k not in wanted and is_owned(table, k)]:
             del table[key]  # the export's, and no longer in the environment
+        missing: dict[str, Any] = {}
         for key, value in wanted.items():
             if key not in table:
-                add_marked(table, key, value, reasons.get(key))
+                missing[key] = value
             elif is_owned(table, key):
                 set_marked(table, key, value, reasons.get(key))
             else:
                 self.judge_user(name, key, table.item(key), value, prefix)
+        add_all_marked(table, missing, reasons)
 
     def judge_top_level(self, root: Any, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
         """*wanted* without the keys the user's top-level table *name* has (judged here)."""
@@ -289,9 +314,33 @@ class _Editor:
                 f"marker), left as it is: {why}; the export would write {toml_value(wanted)}"
             )
 
+    def system_requirements(self, root: Any, wanted: dict[str, str]) -> None:
+        """``[system-requirements]``: the driver floor (and glibc) where the entry is the
+        export's; the user's own judged (a lower driver lets pixi solve for a machine the
+        wheels do not run on)."""
+        table = self.table(root, "system-requirements", self.prefix)
+        where = f"{self.prefix}system-requirements"
+        for key in [k for k in table if k not in wanted and is_owned(table, k)]:
+            del table[key]
+        for key, value in wanted.items():
+            if key not in table:
+                add_marked(table, key, value)
+            elif is_owned(table, key):
+                set_marked(table, key, value)
+            elif _below(plain(table.item(key)), value):
+                self.note(
+                    f"{where}.{key} = {as_written(table.item(key))} is yours, left as it is: the "
+                    f"environment needs at least {value}, and pixi solves for the declared value"
+                )
+        if not table and not has_comments(table):
+            del root["system-requirements"]
+
     def options(self, root: Any, wanted: dict[str, Any]) -> None:
-        """``[pypi-options]``: the index keys the export owns, find-links merged."""
+        """``[pypi-options]``: the index keys the export owns, find-links merged. The user's
+        ``index-url`` is never replaced: the export's indexes are extra ones."""
         options = self.table(root, "pypi-options", self.prefix)
+        for key in [k for k in options if k not in wanted and is_owned(options, k)]:
+            del options[key]  # an earlier export's (an index-url it no longer writes)
         for key, value in wanted.items():
             if key not in options:
                 add_marked(options, key, value)
@@ -317,6 +366,8 @@ class _Editor:
                     f"{self.prefix}pypi-options.{key} = {as_written(options.item(key))} is "
                     f"yours, left as it is; the export used {toml_value(value)}"
                 )
+        if not options and not has_comments(options):
+            del root["pypi-options"]
 
     def activation(self, base: Any, wanted: dict[str, str], *, prefix: str) -> None:
         """``[activation.env]``: the pins for uv. A variable the user set stays (noted); only
@@ -387,6 +438,18 @@ def _remove_own(root: Any, wanted: dict[str, dict[str, Any]]) -> list[str]:
             if parents and not parent and not has_comments(parent):
                 del root[parents[0]]
     return removed
+
+
+def _below(current: Any, wanted: str) -> bool:
+    """Whether a declared version (``"12"``, ``12.0``, a libc table) is below *wanted*."""
+    if isinstance(current, dict):
+        current = current.get("version")
+    try:
+        have = tuple(int(p) for p in str(current).split("."))
+        need = tuple(int(p) for p in wanted.split("."))
+    except ValueError:
+        return False
+    return have < need
 
 
 def _declares(current: Any, entry: dict[str, Any]) -> bool:
