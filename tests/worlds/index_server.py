@@ -40,6 +40,7 @@ import html
 import json
 import re
 import socket
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -284,6 +285,12 @@ class IndexServer:
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # clients that open many connections at once (uv, us)
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that closes a kept-alive connection with an answer unread (a range
+                # request answered whole) resets it: a real server drops it without a word.
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
