@@ -25,6 +25,8 @@ from pathlib import Path
 import yaml
 
 from variant_bridge.jobs.check import CheckRequest, run_check
+from variant_bridge.jobs.context import open_downloads
+from variant_bridge.jobs.specs import FetchSpec
 
 BIN = Path(sys.executable).parent
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "maint"
@@ -82,8 +84,10 @@ def main() -> None:
             arch_lists=ARCHS[release],
             wheel_tags=(TAG,),
         )
-        run_check(request)  # tables and imports loaded once, as in a long-lived process
-        warm = best(repeat, lambda q=request: run_check(q))
+        # tables and imports loaded once, as in a long-lived process
+        with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:
+            run_check(request, downloads)
+            warm = best(repeat, lambda q=request: run_check(q, downloads))
         floor = best(repeat, lambda r=release: parse_only(r))
         print(
             f"pytorch-cpu {release}: cold check {cold * 1000:.0f} ms "

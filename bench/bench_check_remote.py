@@ -28,10 +28,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the offline test worlds build the wheels and serve the index
@@ -39,9 +36,9 @@ sys.path.insert(0, str(ROOT))  # the offline test worlds build the wheels and se
 from tests.worlds.index_server import IndexServer  # noqa: E402
 from tests.worlds.torch_index import build_torch_index  # noqa: E402
 
-from variant_bridge.indexes import Downloads  # noqa: E402
 from variant_bridge.jobs.check import CheckRequest, run_check  # noqa: E402
-from variant_bridge.maintainer import wheel_side  # noqa: E402
+from variant_bridge.jobs.context import open_downloads  # noqa: E402
+from variant_bridge.jobs.specs import FetchSpec  # noqa: E402
 from variant_bridge.release_check import Level  # noqa: E402
 
 CASES = {  # name -> (server options, check's --download)
@@ -65,16 +62,6 @@ def _pad(world: Path, megabytes: int) -> None:
             zf.writestr("torch/_padding.bin", os.urandom(megabytes * 1024 * 1024))
 
 
-_TEMPORARY = Downloads.temporary
-
-
-@contextmanager
-def _counted(seen: list[Downloads]) -> Iterator[Downloads]:
-    with _TEMPORARY() as downloads:
-        seen.append(downloads)
-        yield downloads
-
-
 def _check(index: IndexServer, download: bool, corpus: Path) -> tuple[float, int, int, str]:
     request = CheckRequest(
         conda=(corpus / "maint" / "pytorch-cpu-2.9.1" / ".ci_support",),
@@ -83,12 +70,11 @@ def _check(index: IndexServer, download: bool, corpus: Path) -> tuple[float, int
         arch_lists=("12.9=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",),
         download=download,
     )
-    seen: list[Downloads] = []
-    with mock.patch.object(wheel_side.Downloads, "temporary", side_effect=lambda: _counted(seen)):
+    with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:  # as `check` opens
         start = time.perf_counter()
-        report = run_check(request)
+        report = run_check(request, downloads)
         elapsed = time.perf_counter() - start
-    received = sum(d.transport.received for d in seen)
+    received = downloads.transport.received
     worst = {Level.OK: "ok", Level.INFO: "info", Level.WARN: "warn", Level.ERROR: "error"}
     return elapsed, received, len(report.wheels.unread), worst[report.worst]
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from variant_bridge.environment import Environment, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.select import parse_requests, select
 from variant_bridge.jobs.target import Target
@@ -79,7 +80,7 @@ def in_process(directory: Path, repeat: int) -> float:
     requests = parse_requests(["bigpkg"])
     best = float("inf")
     for _ in range(repeat):
-        with Downloads.temporary() as downloads:
+        with Downloads.temporary(transport=Transport()) as downloads:
             start = time.perf_counter()
             ctx = Context(Sources((FindLinks.parse(directory),)), downloads, target)
             (choice,) = select(requests, ctx)

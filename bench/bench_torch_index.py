@@ -32,6 +32,7 @@ from tests.worlds.torch_index import build_torch_index  # noqa: E402
 
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage  # noqa: E402
 from variant_bridge.indexes import Downloads, SimpleIndex  # noqa: E402
+from variant_bridge.indexes.transport import Transport  # noqa: E402
 from variant_bridge.jobs import _choice as choice_job  # noqa: E402
 from variant_bridge.jobs.context import Context, Sources  # noqa: E402
 from variant_bridge.jobs.select import parse_requests, select  # noqa: E402
@@ -76,7 +77,7 @@ def _run(index: IndexServer, env: Environment) -> tuple[str, float]:
     target = Target(env, TargetPython.parse("3.12.7"), supported_properties(env))
     sources = (SimpleIndex.parse(index.url),)
     start = time.perf_counter()
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         # torch alone (its dependency tree is not resolved): the cost of its variants' evidence
         ctx = Context(Sources(sources), downloads, target)
         (choice,) = select(parse_requests(["torch"]), ctx, deps=False)

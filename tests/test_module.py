@@ -29,6 +29,7 @@ PUBLIC = [
     "Context",
     "Sources",
     "Downloads",
+    "Transport",
     "parse_requests",
     "select",
     "prepare_install",

@@ -50,6 +50,7 @@ _ENTRY_POINTS = {
     "Context": "variant_bridge.jobs.context",
     "Sources": "variant_bridge.jobs.context",
     "Downloads": "variant_bridge.indexes",
+    "Transport": "variant_bridge.indexes",
     "parse_requests": "variant_bridge.jobs.select",
     "select": "variant_bridge.jobs.select",
     "prepare_install": "variant_bridge.jobs.install",
@@ -75,6 +76,7 @@ __all__ = [
     "SupportedProperties",
     "Target",
     "TargetPython",
+    "Transport",
     "VariantBridgeError",
     "VariantDescription",
     "VariantProperty",
@@ -97,7 +99,7 @@ if TYPE_CHECKING:
     from variant_bridge.detect import detect_environment
     from variant_bridge.environment import Environment, Source, VirtualPackage
     from variant_bridge.errors import VariantBridgeError
-    from variant_bridge.indexes import Downloads
+    from variant_bridge.indexes import Downloads, Transport
     from variant_bridge.jobs.context import Context, Sources
     from variant_bridge.jobs.export import (
         ExportOutput,

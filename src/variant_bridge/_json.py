@@ -39,17 +39,23 @@ def loads(
     source: str,
     error: type[VariantBridgeError],
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
 ) -> Any:
     """*data* decoded as JSON (``bytes`` may be UTF-8/16/32); ``NaN`` and ``Infinity`` refused.
 
     :param source: how the error names the document (a path, a URL, ``wheel!member``).
     :param error: the error class to raise (``DetectionError``, ``InvalidMetadata``...).
+    :param parse_int: read integers with this instead (e.g. to keep a huge one as a marker
+        that one entry of the document rejects, instead of refusing the whole document).
     :raises error: ``{source}: invalid JSON at line L, column C: ...``, ``...: not UTF-8 text``,
         ``...: a number of more than 4300 digits``, ``...: nested too deeply``.
     """
     try:
         return json.loads(
-            data, object_pairs_hook=object_pairs_hook, parse_constant=_reject_constant
+            data,
+            object_pairs_hook=object_pairs_hook,
+            parse_constant=_reject_constant,
+            parse_int=parse_int,
         )
     except json.JSONDecodeError as e:
         raise error(f"{source}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from e

@@ -14,7 +14,7 @@ import re
 
 from packaging.tags import Tag, parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, quote
@@ -26,7 +26,7 @@ __all__ = ["WheelFilename"]
 # Wheel names use "_" for runs of "-", "_" and "." (the binary distribution format spec).
 _NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
 _BUILD_RE = re.compile(r"\d[A-Za-z0-9_.]*")
-_TAG_RE = re.compile(r"[A-Za-z0-9_.]+")
+_TAG_RE = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")  # no empty part: 'py3.' is not one
 
 
 @value
@@ -118,18 +118,18 @@ def _problem(
 ) -> str | None:
     """What is wrong with the parts of a filename, or ``None``."""
     if not _NAME_RE.fullmatch(name):
-        return f"bad name {name!r}"
+        return f"bad name {quote(name)}"
     try:
         Version(version)
-    except InvalidVersion:
-        return f"{version!r} is not a PEP 440 version"
+    except ValueError:  # InvalidVersion, or a number too long to convert (5,000 digits)
+        return f"{quote(version)} is not a PEP 440 version"
     if build is not None and not _BUILD_RE.fullmatch(build):
-        return f"build tag {build!r} must start with a digit"
+        return f"build tag {quote(build)} must start with a digit"
     for what, tag in zip(("python", "abi", "platform"), tags, strict=True):
         if not _TAG_RE.fullmatch(tag):
-            return f"bad {what} tag {tag!r}"
+            return f"bad {what} tag {quote(tag)}"
     if tags[0][:1].isdigit():
-        return f"python tag {tags[0]!r} must not start with a digit"
+        return f"python tag {quote(tags[0])} must not start with a digit"
     if label is not None and not LABEL_RE.fullmatch(label):
         return f"variant label {quote(label)} must be lowercase [0-9a-z_.]"
     return None

@@ -14,6 +14,7 @@ from tests.cli.conftest import Cli
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_release
 from variant_bridge.indexes.cache import Cache, default_cache_dir
+from variant_bridge.indexes.transport import Transport
 
 MACHINE = (
     "--platform",
@@ -129,15 +130,15 @@ def test_a_damaged_cache_entry_is_replaced(index: IndexServer, tmp_path: Path) -
     from variant_bridge.indexes import Downloads, find_candidates
 
     (candidate,) = [
-        c for c in find_candidates("gpupkg", index_urls=[index.url], python_version="3.12").candidates
+        c for c in find_candidates("gpupkg", index_urls=[index.url], python_version="3.12", transport=Transport()).candidates
         if c.label == "cu129"
     ]  # fmt: skip
     assert candidate.sha256 is not None
     cache = Cache(tmp_path)
-    with Downloads.temporary(cache=cache) as downloads:
+    with Downloads.temporary(cache=cache, transport=Transport()) as downloads:
         path = downloads.get(candidate)
     path.write_bytes(b"tampered in the cache")
-    with Downloads.temporary(cache=cache) as downloads:
+    with Downloads.temporary(cache=cache, transport=Transport()) as downloads:
         assert downloads.get(candidate) == path
         assert downloads.sha256(candidate) == candidate.sha256
     assert path.read_bytes() != b"tampered in the cache"

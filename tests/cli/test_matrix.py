@@ -128,3 +128,24 @@ def test_a_failure_with_json_is_an_error_object(cli: Cli, tmp_path: Path) -> Non
         "error": {"type": "ReleaseInputError", "message": message},
     }
     assert result.stderr == f"error: {message}\n"
+
+
+def test_from_a_wheels_folder_read_through_the_commands_downloads(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from tests.worlds.wheels import make_release
+    from variant_bridge.indexes.scratch import scratch_root
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    lower = "nvidia :: cuda_version_lower_bound :: {}"
+    variants = {"cu126": [lower.format("12.6")], "cu129": [lower.format("12.9")], "null": []}
+    make_release(tmp_path / "dist", "gpupkg", "1.0", variants)
+    result = cli("matrix", "--from-wheels", str(tmp_path / "dist"), "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["name"], data["version"]) == ("gpupkg", "1.0")
+    assert [b["label"] for b in data["builds"]] == ["cu126", "cu129", "null"]
+    assert list(scratch_root().iterdir()) == []  # the command's downloads ended with it

@@ -26,6 +26,7 @@ from variant_bridge.export.origins import (
     read_direct_url,
 )
 from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +40,7 @@ def look(
 ) -> Places:
     """Where ``export --find-links/--index-url`` looks wheels up (downloads in a folder of
     their own, removed with the test's temporary directories)."""
-    downloads = Downloads(Path(tempfile.mkdtemp(prefix="vb-test-origins-")))
+    downloads = Downloads(Path(tempfile.mkdtemp(prefix="vb-test-origins-")), transport=Transport())
     return Places(open_sources(find_links, index_urls), downloads, Version("3.12"))
 
 

@@ -18,11 +18,12 @@ from variant_bridge.errors import ExportError
 from variant_bridge.export import ExportModel
 from variant_bridge.export.model import VARIANT_FILENAMES_NOTE, relative_reference
 from variant_bridge.indexes import Downloads
+from variant_bridge.indexes.transport import Transport
 
 
 def _downloads() -> Downloads:
     """A command's downloads (a folder of its own, removed with the temporary directories)."""
-    return Downloads(Path(tempfile.mkdtemp(prefix="vb-test-wheels-dir-")))
+    return Downloads(Path(tempfile.mkdtemp(prefix="vb-test-wheels-dir-")), transport=Transport())
 
 
 def copy_wheels(model: ExportModel, directory: Path, **options: Any) -> ExportModel:
@@ -169,7 +170,6 @@ def test_a_remote_wheel_is_fetched_through_the_commands_transport(
     import dataclasses
 
     from tests.worlds.index_server import IndexServer
-    from variant_bridge.indexes.transport import Transport
 
     wheel = export_world.installed["tinyvar"]
     logged: list[str] = []

@@ -14,7 +14,8 @@ import pytest
 
 from tests.worlds.index_server import IndexServer
 from tests.worlds.wheels import make_wheel
-from variant_bridge.errors import IndexReadError, InvalidMetadata
+from variant_bridge.errors import IndexReadError, InvalidMetadata, SelectionError
+from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import (
     Candidate,
     CoreMetadataReader,
@@ -24,6 +25,7 @@ from variant_bridge.indexes import (
 )
 from variant_bridge.indexes.core_metadata import MAX_CORE_METADATA
 from variant_bridge.indexes.ranges import RangeFile, RangesNotSupported
+from variant_bridge.indexes.transport import Transport
 
 REQUIRES = ("nvidia-cublas==12.8.4.1; variant_label == 'cu128'", "filelock")
 
@@ -45,7 +47,9 @@ def index(wheels: Path) -> Iterator[IndexServer]:
 
 
 def candidate(index: IndexServer, project: str) -> Candidate:
-    (found,) = find_candidates(project, index_urls=[index.url], python_version="3.12").candidates
+    (found,) = find_candidates(
+        project, index_urls=[index.url], python_version="3.12", transport=Transport()
+    ).candidates
     index.requests.clear()
     return found
 
@@ -55,7 +59,10 @@ def files_requested(index: IndexServer) -> list[tuple[str, str | None, int]]:
 
 
 def test_pep658_metadata_is_read_when_advertised(index: IndexServer) -> None:
-    with index.configured(core_metadata=True), Downloads.temporary() as downloads:
+    with (
+        index.configured(core_metadata=True),
+        Downloads.temporary(transport=Transport()) as downloads,
+    ):
         found = candidate(index, "big")
         assert found.core_metadata
         reader = CoreMetadataReader(downloads)
@@ -67,7 +74,7 @@ def test_pep658_metadata_is_read_when_advertised(index: IndexServer) -> None:
 
 
 def test_without_pep658_the_wheel_is_read_by_ranges_and_never_whole(index: IndexServer) -> None:
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         found = candidate(index, "big")
         assert not found.core_metadata
         metadata = CoreMetadataReader(downloads).read(found)
@@ -82,7 +89,7 @@ def test_without_pep658_the_wheel_is_read_by_ranges_and_never_whole(index: Index
 def test_a_server_without_ranges_gives_nothing_unless_a_download_is_allowed(
     index: IndexServer,
 ) -> None:
-    with index.configured(ranges=False), Downloads.temporary() as downloads:
+    with index.configured(ranges=False), Downloads.temporary(transport=Transport()) as downloads:
         found = candidate(index, "small")
         assert CoreMetadataReader(downloads).read(found) is None
         allowed = CoreMetadataReader(downloads, download_wheels=True)
@@ -95,8 +102,10 @@ def test_a_server_without_ranges_gives_nothing_unless_a_download_is_allowed(
 
 
 def test_find_links_wheels_are_read_locally(wheels: Path) -> None:
-    (found,) = find_candidates("small", find_links=[wheels], python_version="3.12").candidates
-    with Downloads.temporary() as downloads:
+    (found,) = find_candidates(
+        "small", find_links=[wheels], python_version="3.12", transport=Transport()
+    ).candidates
+    with Downloads.temporary(transport=Transport()) as downloads:
         metadata = CoreMetadataReader(downloads).read(found)
     assert metadata is not None
     assert metadata.source is MetadataSource.LOCAL
@@ -105,7 +114,10 @@ def test_find_links_wheels_are_read_locally(wheels: Path) -> None:
 def test_a_metadata_file_that_does_not_match_its_hash_is_refused(
     index: IndexServer, wheels: Path
 ) -> None:
-    with index.configured(core_metadata=True), Downloads.temporary() as downloads:
+    with (
+        index.configured(core_metadata=True),
+        Downloads.temporary(transport=Transport()) as downloads,
+    ):
         found = candidate(index, "small")
         lying = Candidate(found.filename, found.url, found.source, core_metadata=True,
                           core_metadata_sha256="0" * 64)  # fmt: skip
@@ -125,15 +137,21 @@ def test_a_huge_metadata_is_refused_with_its_size(tmp_path: Path) -> None:
             if info.filename.endswith("METADATA"):
                 data += b"Summary: x\n" * (MAX_CORE_METADATA // 11 + 1)
             dst.writestr(info.filename, data)
-    (found,) = find_candidates("huge", find_links=[huge], python_version="3.12").candidates
-    with Downloads.temporary() as downloads, pytest.raises(InvalidMetadata) as info:
+    found = Candidate(WheelFilename.parse(wheel.name), target.as_uri(), str(huge))
+    with (
+        Downloads.temporary(transport=Transport()) as downloads,
+        pytest.raises(InvalidMetadata) as info,
+    ):
         CoreMetadataReader(downloads).read(found)
     assert f"more than the {MAX_CORE_METADATA} read: refused" in str(info.value)
+    # Listed from the find-links directory, it is no candidate at all (issue 22).
+    with pytest.raises(SelectionError, match=r"METADATA is \d+ bytes, more than the 16777216"):
+        find_candidates("huge", find_links=[huge], python_version="3.12", transport=Transport())
 
 
 def test_range_file_reads_any_span_like_the_file(index: IndexServer, wheels: Path) -> None:
     data = (wheels / "big-1.0-py3-none-any.whl").read_bytes()
-    remote = RangeFile(index.file_url("big-1.0-py3-none-any.whl"))
+    remote = RangeFile(index.file_url("big-1.0-py3-none-any.whl"), transport=Transport())
     assert remote.size == len(data)
     spans = random.Random(7)
     for _ in range(50):
@@ -148,11 +166,13 @@ def test_range_file_reads_any_span_like_the_file(index: IndexServer, wheels: Pat
 
 def test_range_file_refuses_a_server_without_ranges(index: IndexServer) -> None:
     with index.configured(ranges=False), pytest.raises(RangesNotSupported):
-        RangeFile(index.file_url("small-1.0-py3-none-any.whl"))
+        RangeFile(index.file_url("small-1.0-py3-none-any.whl"), transport=Transport())
 
 
 def test_range_file_stops_at_its_cap(index: IndexServer) -> None:
-    remote = RangeFile(index.file_url("big-1.0-py3-none-any.whl"), max_bytes=100_000)
+    remote = RangeFile(
+        index.file_url("big-1.0-py3-none-any.whl"), max_bytes=100_000, transport=Transport()
+    )
     remote.seek(0)
     with pytest.raises(IndexReadError, match="needs more than 100000 bytes"):
         remote.read(200_000)

@@ -21,6 +21,7 @@ from variant_bridge.errors import (
     SelectionError,
 )
 from variant_bridge.indexes import PackageFiles, find_candidates
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.properties import VariantDescription
 
 PY = "3.11"
@@ -36,14 +37,20 @@ def find(request: pytest.FixtureRequest, world: World, index: IndexServer) -> Fi
     def run(project: str, **kwargs: Any) -> PackageFiles:
         kwargs.setdefault("python_version", PY)
         if kind == "find-links dir":
-            return find_candidates(project, find_links=[world.root], **kwargs)
+            return find_candidates(
+                project, find_links=[world.root], **kwargs, transport=Transport()
+            )
         if kind == "find-links file URL":
-            return find_candidates(project, find_links=[world.root.as_uri()], **kwargs)
+            return find_candidates(
+                project, find_links=[world.root.as_uri()], **kwargs, transport=Transport()
+            )
         if kind == "links page":
-            return find_candidates(project, find_links=[index.links_url], **kwargs)
+            return find_candidates(
+                project, find_links=[index.links_url], **kwargs, transport=Transport()
+            )
         forms = ("json", "html") if kind == "index JSON" else ("html",)
         with index.configured(forms=forms):
-            return find_candidates(project, index_urls=[index.url], **kwargs)
+            return find_candidates(project, index_urls=[index.url], **kwargs, transport=Transport())
 
     return run
 
@@ -83,12 +90,18 @@ def desc(label: str, props: tuple[str, ...]) -> VariantDescription:
     ],
 )
 def test_every_source_gives_the_same_files(project: str, world: World, index: IndexServer) -> None:
-    reference = summary(find_candidates(project, find_links=[world.root], python_version=PY))
+    reference = summary(
+        find_candidates(project, find_links=[world.root], python_version=PY, transport=Transport())
+    )
     for forms in (("json", "html"), ("html",)):
         with index.configured(forms=forms):
-            served = find_candidates(project, index_urls=[index.url], python_version=PY)
+            served = find_candidates(
+                project, index_urls=[index.url], python_version=PY, transport=Transport()
+            )
         assert summary(served) == reference, forms
-    links = find_candidates(project, find_links=[index.links_url], python_version=PY)
+    links = find_candidates(
+        project, find_links=[index.links_url], python_version=PY, transport=Transport()
+    )
     assert summary(links) == reference
 
 
@@ -108,7 +121,9 @@ def test_full_release_resolves_every_label(find: Finder) -> None:
 
 
 def test_index_candidates_carry_the_served_hash(world: World, index: IndexServer) -> None:
-    files = find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+    files = find_candidates(
+        "tinyvar", index_urls=[index.url], python_version=PY, transport=Transport()
+    )
     for c in files.candidates:
         assert c.url == index.file_url(c.name)
         assert c.sha256 == hashlib.sha256((world.root / c.name).read_bytes()).hexdigest()
@@ -116,7 +131,9 @@ def test_index_candidates_carry_the_served_hash(world: World, index: IndexServer
 
 
 def test_find_links_candidates_point_at_the_files(world: World) -> None:
-    files = find_candidates("tinyvar", find_links=[world.root], python_version=PY)
+    files = find_candidates(
+        "tinyvar", find_links=[world.root], python_version=PY, transport=Transport()
+    )
     assert [c.url for c in files.candidates] == [
         (world.root / c.name).as_uri() for c in files.candidates
     ]
@@ -158,12 +175,24 @@ def test_yanked_files_are_skipped_unless_pinned(index: IndexServer) -> None:
         "yankvar-2.0.0-py3-none-any-cu128.whl": True,
     }
     with index.configured(yanked=yanked):
-        latest = find_candidates("yankvar", index_urls=[index.url], python_version=PY)
+        latest = find_candidates(
+            "yankvar", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
         pinned = find_candidates(
-            "yankvar", index_urls=[index.url], version="==2.0.0", python_version=PY
+            "yankvar",
+            index_urls=[index.url],
+            version="==2.0.0",
+            python_version=PY,
+            transport=Transport(),
         )
         with pytest.raises(SelectionError, match=r"yankvar-2\.0\.0-py3-none-any\.whl: yanked"):
-            find_candidates("yankvar", index_urls=[index.url], version=">=2", python_version=PY)
+            find_candidates(
+                "yankvar",
+                index_urls=[index.url],
+                version=">=2",
+                python_version=PY,
+                transport=Transport(),
+            )
     assert latest.version == "1.0.0"
     assert reasons(latest) == {
         "yankvar-2.0.0-py3-none-any-cu128.whl": "yanked",
@@ -178,7 +207,9 @@ def test_yanked_files_are_skipped_unless_pinned(index: IndexServer) -> None:
 def test_requires_python_from_the_index_overrides(index: IndexServer) -> None:
     override = {"tinyvar-1.0.0-py3-none-any-cu126.whl": "<3"}
     with index.configured(requires_python=override):
-        files = find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+        files = find_candidates(
+            "tinyvar", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
     assert "cu126" not in files.labels
     assert reasons(files)["tinyvar-1.0.0-py3-none-any-cu126.whl"] == (
         "requires-python '<3' excludes Python 3.11"
@@ -190,14 +221,16 @@ def test_requires_python_from_the_index_overrides(index: IndexServer) -> None:
 
 def test_variants_json_spares_wheel_downloads(index: IndexServer) -> None:
     before = len(index.requests)
-    find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+    find_candidates("tinyvar", index_urls=[index.url], python_version=PY, transport=Transport())
     fetched = [r.path for r in index.requests[before:]]
     assert fetched == ["/simple/tinyvar/", "/files/tinyvar-1.0.0-variants.json"]
 
 
 def test_labels_missing_from_the_index_file_come_from_their_wheels(index: IndexServer) -> None:
     before = len(index.requests)
-    files = find_candidates("partvar", index_urls=[index.url], python_version=PY)
+    files = find_candidates(
+        "partvar", index_urls=[index.url], python_version=PY, transport=Transport()
+    )
     fetched = [r.path for r in index.requests[before:]]
     # one wheel per missing label, none for a label the index file has or the plain wheel
     assert fetched == [
@@ -223,7 +256,9 @@ def test_labels_missing_from_the_index_file_come_from_their_wheels(index: IndexS
 
 def test_the_smallest_wheel_of_a_label_is_downloaded(index: IndexServer) -> None:
     before = len(index.requests)
-    files = find_candidates("sizevar", index_urls=[index.url], python_version=PY)
+    files = find_candidates(
+        "sizevar", index_urls=[index.url], python_version=PY, transport=Transport()
+    )
     assert index.paths_requested()[before:] == [
         "/simple/sizevar/",
         "/files/sizevar-1.0-py3-none-any-cu128.whl",  # not the 256 KiB cp311 one
@@ -235,12 +270,24 @@ def test_variant_json_read_by_ranges_is_cached_for_the_next_command(
     index: IndexServer, tmp_path: Path
 ) -> None:
     before = len(index.requests)
-    cold = find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
+    cold = find_candidates(
+        "nojson",
+        index_urls=[index.url],
+        python_version=PY,
+        cache_dir=tmp_path,
+        transport=Transport(),
+    )
     # each wheel's tail only (its central directory and .dist-info), never a whole wheel
     assert all(r.range for r in index.requests[before:] if r.path.startswith("/files/"))
     assert not (tmp_path / "wheels").exists()
     before = len(index.requests)
-    warm = find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
+    warm = find_candidates(
+        "nojson",
+        index_urls=[index.url],
+        python_version=PY,
+        cache_dir=tmp_path,
+        transport=Transport(),
+    )
     assert index.paths_requested()[before:] == ["/simple/nojson/"]
     assert warm.candidates == cold.candidates
 
@@ -274,13 +321,17 @@ def test_a_wheel_whose_metadata_lacks_its_label_is_kept_with_a_problem(find: Fin
 
 
 def test_a_corrupt_wheel_in_a_directory_is_skipped(world: World) -> None:
-    files = find_candidates("brokenvar", find_links=[world.root], python_version=PY)
+    files = find_candidates(
+        "brokenvar", find_links=[world.root], python_version=PY, transport=Transport()
+    )
     assert "bad" not in files.labels
     assert "not a readable wheel" in reasons(files)["brokenvar-1.0.0-py3-none-any-bad.whl"]
 
 
 def test_a_corrupt_wheel_on_an_index_is_a_problem_once_read(index: IndexServer) -> None:
-    files = find_candidates("brokenvar", index_urls=[index.url], python_version=PY)
+    files = find_candidates(
+        "brokenvar", index_urls=[index.url], python_version=PY, transport=Transport()
+    )
     bad = next(c for c in files.candidates if c.label == "bad")
     assert bad.variant is None
     assert bad.problem is not None
@@ -291,7 +342,11 @@ def test_a_corrupt_wheel_on_an_index_is_a_problem_once_read(index: IndexServer) 
 def test_index_file_and_directory_metadata_are_merged(world: World, index: IndexServer) -> None:
     # partvar's index file (cu128) comes from the index; the directory holds every wheel.
     files = find_candidates(
-        "partvar", find_links=[world.root], index_urls=[index.url], python_version=PY
+        "partvar",
+        find_links=[world.root],
+        index_urls=[index.url],
+        python_version=PY,
+        transport=Transport(),
     )
     assert files.metadata is not None
     assert files.metadata.labels == ("cu126", "cu128", "null")
@@ -305,7 +360,11 @@ def test_index_file_and_directory_metadata_are_merged(world: World, index: Index
 def test_unknown_project_names_the_sources(world: World, index: IndexServer) -> None:
     with pytest.raises(SelectionError) as raised:
         find_candidates(
-            "nosuch", find_links=[world.root], index_urls=[index.url], python_version=PY
+            "nosuch",
+            find_links=[world.root],
+            index_urls=[index.url],
+            python_version=PY,
+            transport=Transport(),
         )
     message = str(raised.value)
     assert message.startswith(f"no files for 'nosuch' in {world.root}, {index.url}")
@@ -316,8 +375,8 @@ def test_unknown_project_names_the_sources(world: World, index: IndexServer) -> 
 def test_unreachable_index_is_one_line_with_the_reason() -> None:
     url = closed_port_url()
     with pytest.raises(IndexReadError) as raised:
-        find_candidates("tinyvar", index_urls=[url], python_version=PY)
-    assert str(raised.value) == f"cannot fetch {url}tinyvar/: connection refused"
+        find_candidates("tinyvar", index_urls=[url], python_version=PY, transport=Transport())
+    assert str(raised.value) == f"cannot fetch {url}tinyvar/: connection refused (3 retries)"
 
 
 @pytest.mark.parametrize(
@@ -334,7 +393,7 @@ def test_index_errors_other_than_404_are_raised(
         index.configured(status={"/simple/tinyvar/": status}),
         pytest.raises(IndexReadError, match=re.escape(f"{index.url}tinyvar/: {reason}")),
     ):
-        find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+        find_candidates("tinyvar", index_urls=[index.url], python_version=PY, transport=Transport())
 
 
 def test_missing_variants_json_file_is_an_index_error(index: IndexServer) -> None:
@@ -342,12 +401,14 @@ def test_missing_variants_json_file_is_an_index_error(index: IndexServer) -> Non
         index.configured(status={"/files/tinyvar-1.0.0-variants.json": 404}),
         pytest.raises(IndexReadError, match=r"tinyvar-1\.0\.0-variants\.json: HTTP 404"),
     ):
-        find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+        find_candidates("tinyvar", index_urls=[index.url], python_version=PY, transport=Transport())
 
 
 def test_missing_find_links_directory(tmp_path: Path) -> None:
     with pytest.raises(IndexReadError, match=r"find-links directory '.*/nowhere' does not exist"):
-        find_candidates("tinyvar", find_links=[tmp_path / "nowhere"], python_version=PY)
+        find_candidates(
+            "tinyvar", find_links=[tmp_path / "nowhere"], python_version=PY, transport=Transport()
+        )
 
 
 def test_corrupt_variants_json_names_its_location(find: Finder) -> None:
@@ -364,7 +425,13 @@ def test_wrong_hash_of_a_wheel_read_for_metadata(index: IndexServer, tmp_path: P
         ),
         pytest.raises(HashMismatch, match=r"hash mismatch for nojson-1\.0\.0-py3-none-any-cu128"),
     ):
-        find_candidates("nojson", index_urls=[index.url], python_version=PY, cache_dir=tmp_path)
+        find_candidates(
+            "nojson",
+            index_urls=[index.url],
+            python_version=PY,
+            cache_dir=tmp_path,
+            transport=Transport(),
+        )
     assert not [p for p in tmp_path.rglob("*") if "cu128" in p.name]
 
 
@@ -377,7 +444,7 @@ def test_wrong_hash_of_the_variants_json(index: IndexServer) -> None:
         index.configured(wrong_hash=frozenset({"tinyvar-1.0.0-variants.json"})),
         pytest.raises(HashMismatch, match=r"hash mismatch for tinyvar-1\.0\.0-variants\.json"),
     ):
-        find_candidates("tinyvar", index_urls=[index.url], python_version=PY)
+        find_candidates("tinyvar", index_urls=[index.url], python_version=PY, transport=Transport())
 
 
 @pytest.mark.parametrize(
@@ -394,9 +461,9 @@ def test_bad_requests(
 ) -> None:
     kwargs = {"python_version": PY, **kwargs}
     with pytest.raises(error, match=message):
-        find_candidates("tinyvar", find_links=[world.root], **kwargs)  # type: ignore[arg-type]
+        find_candidates("tinyvar", find_links=[world.root], **kwargs, transport=Transport())  # type: ignore[arg-type]
 
 
 def test_no_sources_at_all() -> None:
     with pytest.raises(SelectionError, match="no find-links directory or index URL"):
-        find_candidates("tinyvar", python_version=PY)
+        find_candidates("tinyvar", python_version=PY, transport=Transport())

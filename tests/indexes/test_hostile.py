@@ -19,6 +19,7 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.errors import (
     HashMismatch,
     IndexReadError,
+    SelectionError,
     TruncatedRead,
     UnverifiedFile,
     VariantMismatch,
@@ -48,7 +49,9 @@ def index(root: Path) -> IndexServer:
 
 def _find(index: IndexServer, downloads: Downloads | None = None):  # type: ignore[no-untyped-def]
     if downloads is None:
-        return find_candidates("evil", index_urls=[index.url], python_version=PY)
+        return find_candidates(
+            "evil", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -82,7 +85,7 @@ def test_a_redirect_to_ftp_is_refused(index: IndexServer, tmp_path: Path) -> Non
     target = "ftp://127.0.0.1/evil.whl"
     with (
         index.configured(redirects={f"/files/{WHEEL}": target}),
-        Downloads.temporary() as downloads,
+        Downloads.temporary(transport=Transport()) as downloads,
         pytest.raises(IndexReadError) as info,
     ):
         downloads.get(candidate)
@@ -145,7 +148,7 @@ def test_a_truncated_download_is_reported_as_truncated(index: IndexServer) -> No
     (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
     with (
         index.configured(truncate=frozenset({WHEEL})),
-        Downloads.temporary() as downloads,
+        Downloads.temporary(transport=Transport()) as downloads,
         pytest.raises(TruncatedRead) as info,
     ):
         downloads.get(candidate)
@@ -161,7 +164,7 @@ def test_a_huge_pep658_metadata_is_refused_with_its_size_unread(index: IndexServ
     with index.configured(core_metadata=True, huge_metadata=True):
         (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
         before = len(index.requests)
-        with Downloads.temporary() as downloads:
+        with Downloads.temporary(transport=Transport()) as downloads:
             with pytest.raises(TooLarge) as info:
                 CoreMetadataReader(downloads)._pep658(candidate)
             assert info.value.size == 1 << 30
@@ -172,7 +175,7 @@ def test_a_huge_pep658_metadata_is_refused_with_its_size_unread(index: IndexServ
 
 def test_an_unadvertised_metadata_file_is_never_fetched(index: IndexServer) -> None:
     before = len(index.requests)
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         files = _find(index, downloads)
         reader = CoreMetadataReader(downloads)
         for candidate in files.candidates:
@@ -184,7 +187,7 @@ def test_no_hash_is_refused_unless_opted_out(index: IndexServer) -> None:
     with index.configured(hashes=False):
         (candidate,) = [c for c in _find(index).candidates if c.name == WHEEL]
     assert candidate.sha256 is None
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         before = len(index.requests)
         with pytest.raises(UnverifiedFile) as info:
             verify(candidate, downloads)
@@ -197,10 +200,10 @@ def test_no_hash_is_refused_unless_opted_out(index: IndexServer) -> None:
 
 
 def test_a_find_links_file_is_hashed_and_pinned(root: Path, tmp_path: Path) -> None:
-    files = find_candidates("evil", find_links=[root], python_version=PY)
+    files = find_candidates("evil", find_links=[root], python_version=PY, transport=Transport())
     (candidate,) = [c for c in files.candidates if c.name == WHEEL]
     assert candidate.sha256 is None  # a directory lists no hashes
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         verified = verify(candidate, downloads)
         assert verified.path.read_bytes() == (root / WHEEL).read_bytes()  # a copy, checked
     assert verified.checked is True
@@ -216,10 +219,15 @@ def test_a_lying_variants_json_is_caught_before_install(tmp_path: Path) -> None:
     variants.write_text(json.dumps(document))
     with IndexServer(tmp_path) as index:
         lying = index.file_url("liar-1.0-variants.json")
-        files = find_candidates("liar", index_urls=[index.url], python_version=PY)
+        files = find_candidates(
+            "liar", index_urls=[index.url], python_version=PY, transport=Transport()
+        )
         (candidate,) = [c for c in files.candidates if c.label == "cu126"]
         assert [str(p) for p in candidate.variant.properties] == list(CU126)  # as the index says
-        with Downloads.temporary() as downloads, pytest.raises(VariantMismatch) as info:
+        with (
+            Downloads.temporary(transport=Transport()) as downloads,
+            pytest.raises(VariantMismatch) as info,
+        ):
             verify(candidate, downloads)
     assert str(info.value) == (
         "liar-1.0-py3-none-any-cu126.whl: its own variant.json says 'cu126' is [nvidia :: "
@@ -285,8 +293,10 @@ def test_a_remote_wheel_with_a_lying_zip_header_is_refused_with_its_size(tmp_pat
                 data += b"#" * (20 * 1024 * 1024)
             dst.writestr(info.filename, data)
     with IndexServer(served) as index:
-        (candidate,) = find_candidates("huge", index_urls=[index.url], python_version=PY).candidates
-        with Downloads.temporary() as downloads:
+        (candidate,) = find_candidates(
+            "huge", index_urls=[index.url], python_version=PY, transport=Transport()
+        ).candidates
+        with Downloads.temporary(transport=Transport()) as downloads:
             with pytest.raises(
                 Exception, match=r"METADATA is \d+ bytes, more than the 16777216 read: refused"
             ):
@@ -317,3 +327,76 @@ def test_a_long_download_reports_progress(tmp_path: Path) -> None:
         Transport(progress=Bar).get(index.file_url("big.bin"))  # a document: no bar
     assert shown == [("big.bin", 3 * 1024 * 1024), ("closed", None)]
     assert sum(counts) == 3 * 1024 * 1024
+
+
+def test_one_bad_entry_skips_that_file_with_its_reason_never_the_project(
+    index: IndexServer,
+) -> None:
+    """Issue 22: a byte that is not UTF-8, a 5,000-digit version and an oddly tagged file on a
+    JSON page are three skipped files; the project is still read and chosen from."""
+    huge = "9" * 5000
+    extra = tuple(
+        {"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": "0" * 64}}
+        for name in (f"evil-{huge}-py3-none-any-cu126.whl", "evil-1.0-py3.-none-any-cu126.whl")
+    )
+    null = b'"evil-1.0-py3-none-any-null.whl"'
+    with index.configured(
+        extra={"evil": extra},
+        mangle={"/simple/evil/": (null, null.replace(b"-null", b"-n\xffll"))},
+    ):
+        files = _find(index)
+    assert [c.name for c in files.candidates] == [WHEEL, "evil-1.0-py3-none-any.whl"]
+    reasons = {s.filename: s.reason for s in files.skipped}
+    assert reasons.pop("evil-1.0-py3-none-any-n\ufffdll.whl") == (
+        f"an invalid entry on {index.url}evil/: its filename is not UTF-8 text"
+    )
+    assert reasons.pop("evil-1.0-py3.-none-any-cu126.whl") == (
+        "invalid wheel filename 'evil-1.0-py3.-none-any-cu126.whl': bad python tag 'py3.'"
+    )
+    ((name, reason),) = reasons.items()
+    assert name == f"evil-{huge}-py3-none-any-cu126.whl"
+    assert reason.endswith("(5000 characters) is not a PEP 440 version")
+    assert len(reason) < 300  # quoted, shortened
+
+
+def test_a_refusal_is_named_when_nothing_else_is_left(index: IndexServer, tmp_path: Path) -> None:
+    """Issue 22: not just "no usable wheel": which file, and why."""
+    secret = tmp_path / "secret.whl"
+    secret.write_bytes(b"a file of this machine")
+    links = {name: secret.as_uri() for name in (WHEEL, "evil-1.0-py3-none-any-null.whl",
+                                                  "evil-1.0-py3-none-any.whl")}  # fmt: skip
+    with index.configured(links=links), pytest.raises(SelectionError) as raised:
+        _find(index)
+    message = str(raised.value)
+    assert message.startswith(f"no usable wheel for 'evil' in {index.url}: ")
+    assert (
+        f"{WHEEL}: links to {secret.as_uri()}: a remote index may only point to http:// and "
+        "https:// files"
+    ) in message
+
+
+def test_verbose_lists_every_file_skipped_and_every_retry(
+    index: IndexServer, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from variant_bridge.cli import main
+
+    secret = tmp_path / "secret.whl"
+    secret.write_bytes(b"a file of this machine")
+    args = ["select", "evil", "--index-url", index.url, "--python", PY, "--platform", "linux-64",
+            "-t", "cuda=12.9", "-t", "glibc=2.36", "-t", "archspec=haswell", "--no-cache",
+            "--verbose"]  # fmt: skip
+    with index.configured(links={WHEEL: secret.as_uri()}, fail={"/simple/evil/": 1}):
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    page = f"{index.url}evil/"
+    retry = f"  retrying {page} in 0.25 s (HTTP 503 Service Unavailable; retry 1 of 3)"
+    skipped = (
+        f"  skipped {WHEEL}: links to {secret.as_uri()}: a remote index may only point to "
+        "http:// and https:// files"
+    )
+    # Documents fetched ahead are logged as they are asked for: only the page comes first.
+    assert lines[:2] == [f"GET {page}", retry]
+    assert skipped in lines

@@ -16,7 +16,9 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.detect.machine import host_platform as host_subdir
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import IndexReadError, InstallError
-from variant_bridge.install import Installer, InstallPlan, find_uv, install
+from variant_bridge.indexes import Downloads, Transport
+from variant_bridge.install import Installer, InstallPlan, InstallResult, find_uv
+from variant_bridge.install import install as run_install
 from variant_bridge.jobs.install import plan
 from variant_bridge.jobs.select import PackageChoice
 from variant_bridge.platform_tags import PythonSource, TargetPython
@@ -46,6 +48,12 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     make_wheel(root, "helperdep", "1.1")
     return root
+
+
+def install(plan: InstallPlan, *, dry_run: bool = False) -> InstallResult:
+    """The install of *plan* with a command's own downloads (a scratch directory, no cache)."""
+    with Downloads.temporary(transport=Transport()) as downloads:
+        return run_install(plan, downloads=downloads, dry_run=dry_run)
 
 
 def plan_install(

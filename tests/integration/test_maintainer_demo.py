@@ -24,6 +24,8 @@ from tests.worlds.maintainer import (
 from tests.worlds.wheels import make_wheel
 from variant_bridge.environment import VirtualPackage
 from variant_bridge.jobs.check import CheckRequest, run_check
+from variant_bridge.jobs.context import open_downloads
+from variant_bridge.jobs.specs import FetchSpec
 from variant_bridge.release_check import CheckReport, Level, Topic
 from variant_bridge.solve.solver import solve_specs
 
@@ -72,7 +74,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
 
 
 def check(conda: Path, wheels: Path) -> CheckReport:
-    return run_check(CheckRequest(conda=(conda,), wheels=str(wheels)))
+    with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:
+        return run_check(CheckRequest(conda=(conda,), wheels=str(wheels)), downloads)
 
 
 def problems(report: CheckReport) -> set[tuple[Topic, str]]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from variant_bridge.environment import CudaPolicy, Environment
 from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.select import PackageChoice, parse_requests, select
 from variant_bridge.jobs.target import Target
@@ -45,7 +46,7 @@ def choose(
     with contextlib.ExitStack() as stack:
         fetch_chosen = downloads is not None
         if downloads is None:
-            downloads = stack.enter_context(Downloads.temporary())
+            downloads = stack.enter_context(Downloads.temporary(transport=Transport()))
         ctx = context(
             env=env, python=python, downloads=downloads, find_links=find_links,
             index_urls=index_urls, policy=policy,

@@ -11,12 +11,21 @@ from typing import Any
 import pytest
 import yaml
 
-from variant_bridge.jobs.check import CheckRequest, run_check
+from variant_bridge.jobs import check as check_job
+from variant_bridge.jobs.check import CheckRequest
+from variant_bridge.jobs.context import open_downloads
+from variant_bridge.jobs.specs import FetchSpec
 from variant_bridge.release_check import CheckReport, Level, Rule, Topic
 
 # torch 2.10.0's wheels as published: manylinux_2_28 x86_64 for CPython 3.10 .. 3.14 (the tags
 # are not in the variants.json; the scouting read them from the index, maintainers.md §2.6).
 TORCH_TAGS = tuple(f"cp3{m}-cp3{m}-manylinux_2_28_x86_64" for m in (10, 11, 12, 13, 14))
+
+
+def run_check(request: CheckRequest) -> CheckReport:
+    """The job as ``check`` runs it: through the command's one downloads."""
+    with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:
+        return check_job.run_check(request, downloads)
 
 
 def arch_options(corpus: Path, release: str) -> tuple[str, ...]:

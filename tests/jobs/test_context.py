@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Source, SourceKind, VirtualPackage
 from variant_bridge.errors import ConflictingOptions, InvalidTarget
 from variant_bridge.indexes import FindLinks, IndexStrategy, SimpleIndex
-from variant_bridge.indexes.transport import Progress
+from variant_bridge.indexes.transport import Progress, Transport
 from variant_bridge.jobs.context import Context, Sources, open_downloads
 from variant_bridge.jobs.select import parse_requests, select
 from variant_bridge.jobs.specs import (
@@ -128,6 +129,36 @@ def test_the_downloads_follow_the_fetch_spec(tmp_path: Path, wheels: Path) -> No
     assert not downloads.directory.exists()  # the scratch directory ends with the block
     with open_downloads(FetchSpec(no_cache=True, quiet=True), reporter) as quiet:
         assert (quiet.cache, quiet.transport.log, quiet.transport.progress) == (None, None, None)
+
+
+def _failing_command(index: IndexServer, used: list[Transport]) -> None:
+    """A command that fetches (one page twice, one ahead) and then fails."""
+    page = index.url + "gpupkg/"
+    with open_downloads(FetchSpec(no_cache=True)) as downloads:
+        transport = downloads.transport
+        used.append(transport)
+        transport.get(page)
+        ahead = transport.submit(lambda: transport.prefetch(index.url + "helper/"))
+        assert ahead.result() is not None  # fetched ahead on the transport's pool
+        transport.get(page)
+        assert transport.connections == 1  # kept alive while the command runs
+        raise InvalidTarget("the command fails")
+
+
+def test_the_command_ends_with_its_transport_closed(wheels: Path) -> None:
+    """The context owns the command's one transport: its kept-alive connections and its
+    prefetching threads end with the block, also when the command fails."""
+    before = set(threading.enumerate())
+    used: list[Transport] = []
+    with IndexServer(wheels) as index:
+        with pytest.raises(InvalidTarget, match="the command fails"):
+            _failing_command(index, used)
+        (transport,) = used
+        started = [t for t in set(threading.enumerate()) - before if t.name.startswith("fetch")]
+        assert started == []  # the prefetching threads ended with the block
+        assert transport.prefetch(index.url + "gpupkg/?again") is None  # nothing more ahead
+        transport.get(index.url + "gpupkg/")  # a call after the block: its connection is gone
+        assert transport.connections == 2
 
 
 def test_the_target_is_decided_once_with_the_strict_rule(tmp_path: Path) -> None:

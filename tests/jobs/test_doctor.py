@@ -19,6 +19,7 @@ from variant_bridge.detect import detect_environment
 from variant_bridge.errors import InstallError, InvalidTarget
 from variant_bridge.health import FindingKind, FixKind, PlaceKind, Severity
 from variant_bridge.indexes import Downloads
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.install import find_uv
 from variant_bridge.jobs.doctor import (
     Change,
@@ -136,7 +137,7 @@ def test_a_toolkit_change_is_found_and_the_fixer_reselects_the_build(
 
     origins = origin_sources(examined)
     assert (len(origins.sources), origins.unknown) == (1, ())
-    done = fix(examined, origins.sources, Downloads(tmp_path / "downloads"))
+    done = fix(examined, origins.sources, Downloads(tmp_path / "downloads", transport=Transport()))
     assert done.requests == ("gpulib==1.0",)
     assert done.changes == (Change("gpulib", "1.0", "cu126", "cu124"),)
     assert done.result is not None
@@ -156,7 +157,11 @@ def test_a_cuda_build_replaced_by_the_cpu_build_leaves_an_orphan_and_its_command
     prefix = _copy(world.prefix_cpu_only, tmp_path)
     set_toolkit(world.channel, prefix, tmp_path / "pkgs", "12.4")
     examined = _examine(prefix)
-    done = fix(examined, origin_sources(examined).sources, Downloads(tmp_path / "downloads"))
+    done = fix(
+        examined,
+        origin_sources(examined).sources,
+        Downloads(tmp_path / "downloads", transport=Transport()),
+    )
     assert done.changes == (Change("gpulib", "1.0", "cu126", "null"),)
     assert [d.name for d in done.leftovers] == ["nvidia-cublas-cu12"]
 
@@ -178,7 +183,12 @@ def test_a_dry_run_fix_checks_the_files_and_changes_nothing(world: World, tmp_pa
     prefix = _copy(world.prefix, tmp_path)
     set_toolkit(world.channel, prefix, tmp_path / "pkgs", "12.4")
     examined = _examine(prefix)
-    done = fix(examined, origin_sources(examined).sources, Downloads(tmp_path / "dl"), dry_run=True)
+    done = fix(
+        examined,
+        origin_sources(examined).sources,
+        Downloads(tmp_path / "dl", transport=Transport()),
+        dry_run=True,
+    )
     assert done.result is not None
     assert done.result.dry_run
     assert all(v.checked for v in done.result.verified)  # hash-checked like a real run
@@ -220,7 +230,9 @@ def test_nothing_to_examine_and_nothing_to_fix_are_clear_errors(world: World) ->
     with pytest.raises(InvalidTarget, match="nothing to examine: pass --prefix, --lockfile"):
         examine_environment(detect_environment(env={}))
     examined = _examine(world.prefix)
-    unchanged = fix(examined, (), Downloads(Path("/nonexistent")))  # nothing disagrees
+    unchanged = fix(
+        examined, (), Downloads(Path("/nonexistent"), transport=Transport())
+    )  # nothing disagrees
     assert unchanged.requests == ()
 
 
@@ -230,7 +242,11 @@ def test_a_lock_cannot_be_fixed_in_place(world: World, tmp_path: Path) -> None:
     examined = _examine(prefix)
     locked = Examined(examined.env, examined.supported, examined.report, None)
     with pytest.raises(InstallError, match="no interpreter to reinstall into"):
-        fix(locked, origin_sources(examined).sources, Downloads(tmp_path / "dl"))
+        fix(
+            locked,
+            origin_sources(examined).sources,
+            Downloads(tmp_path / "dl", transport=Transport()),
+        )
 
 
 def test_origins_not_on_this_machine_are_named_for_the_caller(world: World, tmp_path: Path) -> None:
@@ -279,7 +295,11 @@ def test_real_torch_after_a_toolkit_downgrade_the_fix_says_what_it_left_behind(
         f"variant-bridge install torch==2.9.0 --prefix {prefix} -f {index}",
         f"conda install -p {prefix} cuda-version=12.6",
     ]
-    done = fix(examined, origin_sources(examined).sources, Downloads(tmp_path / "dl"))
+    done = fix(
+        examined,
+        origin_sources(examined).sources,
+        Downloads(tmp_path / "dl", transport=Transport()),
+    )
     assert done.changes == (Change("torch", "2.9.0", "cuda12.6", "null"),)
     left = sorted(d.name for d in done.leftovers)
     assert left == [  # every component the cuda12.6 build pinned; triton is no CUDA wheel

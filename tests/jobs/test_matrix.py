@@ -8,10 +8,27 @@ from pathlib import Path
 import pytest
 
 from variant_bridge.errors import ReleaseInputError
-from variant_bridge.jobs.matrix import MatrixRequest, run_matrix, write_artifacts
+from variant_bridge.jobs import matrix as matrix_job
+from variant_bridge.jobs.context import open_downloads
+from variant_bridge.jobs.matrix import MatrixRequest, MatrixResult, write_artifacts
+from variant_bridge.jobs.specs import FetchSpec
 from variant_bridge.maintainer.variant_config import read_rendered_config, read_source_config
 
 MAINT = ("maint",)
+
+
+def run_matrix(request: MatrixRequest) -> MatrixResult:
+    """The job as ``matrix`` runs it: ``--from-wheels`` through the command's one downloads."""
+    if request.from_wheels is None:
+        return matrix_job.run_matrix(request)
+    with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:
+        return matrix_job.run_matrix(request, downloads)
+
+
+def test_wheels_are_read_only_through_the_commands_downloads(corpus: Path) -> None:
+    variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
+    with pytest.raises(ValueError, match="through the command's downloads"):
+        matrix_job.run_matrix(MatrixRequest(from_wheels=str(variants)))
 
 
 def combinations(paths: list[Path]) -> list[list[tuple[str, str]]]:

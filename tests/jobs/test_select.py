@@ -14,6 +14,7 @@ from variant_bridge.cli.select import choice_json
 from variant_bridge.environment import CondaRecord, Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.errors import InvalidTarget, SelectionError
 from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.select import parse_request
 from variant_bridge.platform_tags import TargetPython
 
@@ -225,7 +226,11 @@ def test_remote_requirements_from_a_server_without_ranges_need_the_download(
         assert without.requirements is None  # no PEP 658 file, no ranges, no download allowed
         assert choice_json(without)["requirements_checked"] is False  # no clean bill in --json
         with_download, *_ = choose(
-            ["gpupkg"], env=env, python=PY, index_urls=[index.url], downloads=Downloads(tmp_path)
+            ["gpupkg"],
+            env=env,
+            python=PY,
+            index_urls=[index.url],
+            downloads=Downloads(tmp_path, transport=Transport()),
         )
     assert [d.conda for d in with_download.duplicates] == ["libcublas"]
     assert (tmp_path / "gpupkg-1.0-py3-none-any-cu126.whl").is_file()  # install reuses it
@@ -283,7 +288,7 @@ def test_no_file_is_downloaded_twice(tmp_path: Path, ranges: bool) -> None:
                  variants_json=False, requires=["numpy>=1"])  # fmt: skip
     make_wheel(tmp_path / "wheels", "numpy", "2.0")
     with IndexServer(tmp_path / "wheels", ranges=ranges) as index:
-        downloads = Downloads(tmp_path / "downloads")
+        downloads = Downloads(tmp_path / "downloads", transport=Transport())
         choice, *_ = choose(
             ["gpupkg"], env=_env("12.9"), python=PY, index_urls=[index.url], downloads=downloads
         )

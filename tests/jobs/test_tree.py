@@ -18,6 +18,7 @@ from variant_bridge.environment import (
 )
 from variant_bridge.errors import SelectionError
 from variant_bridge.indexes import Downloads, open_sources
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.select import PackageChoice, parse_requests, select
 from variant_bridge.jobs.target import Target
@@ -105,7 +106,7 @@ def test_the_tree_order_extras_and_target_markers(world: Path) -> None:
 def test_without_deps_only_the_requested_packages(world: Path) -> None:
     sources = open_sources([world])
     target = Target(_env("12.9"), PY, supported_properties(_env("12.9")))
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         choices = select(
             parse_requests(["app"]), Context(Sources(sources), downloads, target), deps=False
         )
@@ -188,7 +189,7 @@ def test_an_installed_dependency_that_satisfies_is_kept(world: Path) -> None:
         _installed("gpulib", "2.1", "cu126"),  # a variant: its build is chosen again
         _installed("app", "0.9"),  # requested: always chosen from the sources
     ]
-    with Downloads.temporary() as downloads:
+    with Downloads.temporary(transport=Transport()) as downloads:
         tree = _by_name(
             select(
                 parse_requests(["app"]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,16 @@ from tests.worlds.index_server import IndexServer
 from tests.worlds.torch_index import build_torch_index
 from tests.worlds.wheels import make_wheel
 from variant_bridge.errors import ReleaseInputError
-from variant_bridge.maintainer.wheels import read_wheel_side
-from variant_bridge.release import ToolkitBasis
+from variant_bridge.jobs.context import open_downloads
+from variant_bridge.jobs.specs import FetchSpec
+from variant_bridge.maintainer import wheels
+from variant_bridge.release import ToolkitBasis, WheelSide
+
+
+def read_wheel_side(location: str, **kwargs: Any) -> WheelSide:
+    """The reader as a command calls it: through the command's one downloads."""
+    with open_downloads(FetchSpec(no_cache=True, quiet=True)) as downloads:
+        return wheels.read_wheel_side(location, downloads=downloads, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -70,8 +70,9 @@ versions = st.builds(
     st.sampled_from(["", "rc1", ".post2", ".dev0", "+cu128", "+local.7", "a3"]),
 )
 builds = st.none() | st.from_regex(r"[0-9][A-Za-z0-9_.]{0,5}", fullmatch=True)
-python_tags = st.from_regex(r"[a-z][a-z0-9_.]{0,8}", fullmatch=True)
-tags = st.text(_ALNUM + "_.", min_size=1, max_size=16)
+# Compressed tag sets (py2.py3) have no empty part: 'py3.' is not a tag.
+python_tags = st.from_regex(r"[a-z][a-z0-9_]{0,4}(?:\.[a-z][a-z0-9_]{0,3})?", fullmatch=True)
+tags = st.lists(st.text(_ALNUM + "_", min_size=1, max_size=7), min_size=1, max_size=2).map(".".join)
 
 
 wheel_filenames = st.builds(

@@ -25,6 +25,7 @@ from tests.worlds.torch_index import build_torch_index, declared_lines
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
 from variant_bridge.indexes import Downloads, FindLinks
+from variant_bridge.indexes.transport import Transport
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.jobs.index import IndexReport, IndexRequest, index_wheels
 from variant_bridge.jobs.select import parse_requests, select
@@ -147,7 +148,7 @@ class World:
         kit = Toolkit("cuda-version", toolkit, Source.FROM_CONDA) if toolkit else None
         env = Environment("linux-64", tuple(machine(driver, gpu)), kit, python=str(PY.version))
         target = Target(env, PY, supported_properties(env))
-        with Downloads.temporary() as downloads:
+        with Downloads.temporary(transport=Transport()) as downloads:
             (choice,) = select(  # the project's own variant choice: its tree is not solved here
                 parse_requests([self.project]),
                 Context(Sources((FindLinks.parse(self.wheels),)), downloads, target),

@@ -3,7 +3,8 @@
 ::
 
     with IndexServer(wheel_dir) as index:
-        find_candidates("tinyvar", index_urls=[index.url], python_version="3.12")
+        find_candidates("tinyvar", index_urls=[index.url], python_version="3.12",
+                        transport=Transport())
 
 Routes (all on ``127.0.0.1`` with a free port):
 
@@ -25,17 +26,21 @@ overridden), ``data-yanked`` / ``yanked``, ``size`` and ``versions``. The
 or ``yanked`` (PEP 825 PR #5100).
 
 The directory is read on every request, so tests can add files while the server runs. Options
-(yanked files, wrong hashes, forced statuses, which forms are served) can be changed for one block
-with :meth:`IndexServer.configured`. Every request is logged in :attr:`IndexServer.requests`.
+(yanked files, wrong hashes, forced statuses, which forms are served, latency, answers that fail
+before they succeed) can be changed for one block with :meth:`IndexServer.configured`. Every
+request is logged in :attr:`IndexServer.requests`, and :attr:`IndexServer.connections` counts the
+TCP connections (HTTP/1.1 keep-alive serves many requests on one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
 import re
 import socket
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -91,6 +96,18 @@ class IndexOptions:
     :param truncate: filenames whose body stops halfway (the full ``Content-Length`` announced).
     :param huge_metadata: ``.metadata`` files announce a 1 GiB ``Content-Length`` (and send
         a few bytes).
+    :param announce: filename -> the ``Content-Length`` announced for it instead (with *drip*:
+        a server announcing 100 GiB and dripping).
+    :param extra: project -> file entries added to its pages as they are (names no file system
+        holds: a 5,000-digit version, say).
+    :param mangle: request path -> ``(old, new)`` bytes replaced in its answer (a byte that is
+        not UTF-8 in one filename of a JSON page).
+
+    Slow and flaky servers (issue 23):
+
+    :param latency: seconds every answer waits before it is sent (a distant index).
+    :param fail: request path -> how many times it is answered ``503`` before it is served.
+    :param reset: request path -> how many times the connection is closed unanswered first.
     """
 
     forms: tuple[Form, ...] = ("json", "html")
@@ -107,6 +124,12 @@ class IndexOptions:
     drip: Mapping[str, float] = field(default_factory=dict)
     truncate: frozenset[str] = frozenset()
     huge_metadata: bool = False
+    announce: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    mangle: Mapping[str, tuple[bytes, bytes]] = field(default_factory=dict)
+    latency: float = 0.0
+    fail: Mapping[str, int] = field(default_factory=dict)
+    reset: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -160,10 +183,19 @@ def wheel_metadata(path: Path) -> bytes | None:
 
 
 def _wheel_requires_python(path: Path) -> str | None:
-    metadata = wheel_metadata(path)
-    if metadata is None:
+    """From the METADATA's header block only (a hostile wheel's body may inflate to GiBs)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [
+                n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+            ]
+            if not names:
+                return None
+            with zf.open(names[0]) as member:
+                head = member.read(1 << 20).replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
+    except (zipfile.BadZipFile, OSError):
         return None
-    value = BytesHeaderParser().parsebytes(metadata).get("Requires-Python")
+    value = BytesHeaderParser().parsebytes(head).get("Requires-Python")
     return str(value).strip() if value else None
 
 
@@ -232,10 +264,17 @@ class IndexServer:
         self.root = Path(root)
         self.options = IndexOptions(**options)
         self.requests: list[LoggedRequest] = []
+        self.connections = 0
+        """TCP connections accepted so far (keep-alive serves many requests on one)."""
+        self.most_at_once = 0
+        """The most requests the server was answering at the same time."""
+        self._at_once = 0
+        self._failed: dict[tuple[str, str], int] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, int, int], tuple[str, str | None]] = {}
+        self._metadata_cache: dict[tuple[str, int, int], str | None] = {}
 
     # -- life cycle -------------------------------------------------------------------------
     def start(self) -> IndexServer:
@@ -244,7 +283,16 @@ class IndexServer:
         class Handler(_Handler):
             index = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # clients that open many connections at once (uv, us)
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that closes a kept-alive connection with an answer unread (a range
+                # request answered whole) resets it: a real server drops it without a word.
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -271,13 +319,16 @@ class IndexServer:
 
     @contextmanager
     def configured(self, **options: Any) -> Iterator[IndexServer]:
-        """Change some :class:`IndexOptions` for the duration of a ``with`` block."""
+        """Change some :class:`IndexOptions` for the duration of a ``with`` block (the counts
+        of ``fail``/``reset`` start again)."""
         previous = self.options
         self.options = replace(previous, **options)
+        self._failed.clear()
         try:
             yield self
         finally:
             self.options = previous
+            self._failed.clear()
 
     # -- addresses --------------------------------------------------------------------------
     @property
@@ -299,6 +350,16 @@ class IndexServer:
 
     def file_url(self, filename: str) -> str:
         return f"{self.base}/files/{quote(filename)}"
+
+    def take_failure(self, kind: str, path: str) -> bool:
+        """Whether this request of *path* should still fail as *kind* (``fail`` / ``reset``)."""
+        wanted = (self.options.fail if kind == "fail" else self.options.reset).get(path, 0)
+        with self._lock:
+            done = self._failed.get((kind, path), 0)
+            if done >= wanted:
+                return False
+            self._failed[(kind, path)] = done + 1
+            return True
 
     def paths_requested(self, prefix: str = "") -> list[str]:
         """Paths requested so far (optionally only those starting with *prefix*)."""
@@ -326,6 +387,16 @@ class IndexServer:
             facts = self._cache[key] = (hashlib.sha256(data).hexdigest(), requires)
         return facts
 
+    def _metadata_sha256(self, path: Path) -> str | None:
+        """The sha256 of a wheel's METADATA, cached while the file is unchanged."""
+        stat = path.stat()
+        key = (path.name, stat.st_mtime_ns, stat.st_size)
+        if key not in self._metadata_cache:
+            metadata = wheel_metadata(path)
+            digest = hashlib.sha256(metadata).hexdigest() if metadata is not None else None
+            self._metadata_cache[key] = digest
+        return self._metadata_cache[key]
+
     def sha256(self, path: Path) -> str:
         """The sha256 the index advertises for *path* (a wrong one when configured so)."""
         if path.name in self.options.wrong_hash:
@@ -346,9 +417,9 @@ class IndexServer:
                 "size": path.stat().st_size,
             }
             if opts.core_metadata and path.name.endswith(".whl"):
-                metadata = wheel_metadata(path)
-                if metadata is not None:
-                    entry["core-metadata"] = {"sha256": hashlib.sha256(metadata).hexdigest()}
+                digest = self._metadata_sha256(path)
+                if digest is not None:
+                    entry["core-metadata"] = {"sha256": digest}
             if not path.name.endswith(_VARIANTS_JSON):
                 requires_python = opts.requires_python.get(path.name)
                 if requires_python is None:
@@ -357,7 +428,7 @@ class IndexServer:
                     entry["requires-python"] = requires_python
                 entry["yanked"] = opts.yanked.get(path.name, False)
             entries.append(entry)
-        return entries
+        return entries + [dict(e) for e in opts.extra.get(project, ())]
 
     def project_json(self, project: str) -> dict[str, Any]:
         files = self.file_entries(project)
@@ -437,11 +508,22 @@ def _html_page(title: str, links: list[str]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     index: IndexServer
     protocol_version = "HTTP/1.1"
+    # As real index servers do: without it, a kept-alive connection waits for the client's
+    # delayed ACK (40 ms on Linux) between an answer's headers and its body.
+    disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        super().setup()
+        with self.index._lock:
+            self.index.connections += 1
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean; IndexServer.requests has the log
 
     def _send(self, status: int, body: bytes, content_type: str | None, **headers: str) -> None:
+        swap = self.index.options.mangle.get(urlsplit(self.path).path)
+        if swap is not None:
+            body = body.replace(*swap)
         # Log before answering, so a client that got its answer always finds the entry.
         sent = 0 if self.command == "HEAD" else len(body)
         logged = LoggedRequest(
@@ -479,14 +561,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def _drip(self, body: bytes, interval: float) -> None:
+    def _drip(self, body: bytes, interval: float, announced: int | None = None) -> None:
         """Send *body* one byte every *interval* seconds (until the client gives up)."""
         import time
 
         self._log(200, len(body))
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(body) if announced is None else announced))
         self.end_headers()
         self.close_connection = True
         try:
@@ -511,12 +593,43 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(200, form_html.encode(), f"{content_type}; charset=utf-8")
 
+    def _misbehaved(self, path: str) -> bool:
+        """Wait the latency; hang up or answer 503 while *path* is to fail (then ``True``)."""
+        index = self.index
+        if index.options.latency:
+            import time
+
+            time.sleep(index.options.latency)
+        if index.take_failure("reset", path):
+            self._log(0, 0)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if index.take_failure("fail", path):
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE)
+            return True
+        return False
+
     def do_HEAD(self) -> None:
         self.do_GET()
 
     def do_GET(self) -> None:
         index = self.index
+        with index._lock:
+            index._at_once += 1
+            index.most_at_once = max(index.most_at_once, index._at_once)
+        try:
+            self._answer()
+        finally:
+            with index._lock:
+                index._at_once -= 1
+
+    def _answer(self) -> None:
+        index = self.index
         path = urlsplit(self.path).path
+        if self._misbehaved(path):
+            return
         forced = index.options.status.get(path)
         if forced is not None:
             self._error(HTTPStatus(forced))
@@ -565,7 +678,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = target.read_bytes()
         options = self.index.options
         if name in options.drip:
-            self._drip(data, options.drip[name])
+            self._drip(data, options.drip[name], options.announce.get(name))
             return
         if name in options.truncate:
             self._send_partial(data[: len(data) // 2], len(data))

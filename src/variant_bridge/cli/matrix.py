@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -206,7 +207,17 @@ def matrix(
         providers=providers, platform=platform, plain_wheel=plain_wheel,  # type: ignore[arg-type]
     )  # fmt: skip
     try:
-        result = run_matrix(request)
+        with contextlib.ExitStack() as command:
+            downloads = None
+            if from_wheels:  # a folder or index of wheels: read through one transport
+                from variant_bridge.cli._fetching import reporter
+                from variant_bridge.jobs.context import open_downloads
+                from variant_bridge.jobs.specs import FetchSpec
+
+                downloads = command.enter_context(
+                    open_downloads(FetchSpec(no_cache=True), reporter())
+                )
+            result = run_matrix(request, downloads)
         written = write_artifacts(result, output_dir, force=force) if output_dir else []
     except VariantBridgeError as e:
         if as_json:  # a failure is a JSON error object too (the error: line goes to stderr)

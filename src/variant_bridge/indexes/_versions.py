@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, SelectionError
@@ -76,7 +76,7 @@ def _non_wheel_version(filename: str) -> Version | None:
     _, _, tail = stem.rpartition("-")
     try:
         return Version(tail)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return None
 
 
@@ -99,7 +99,7 @@ def _variants_json_version(filename: str, project: str) -> Version | None:
         return None
     try:
         return Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return None
 
 
@@ -125,10 +125,21 @@ def _join_reasons(pairs: Sequence[tuple[str, Problem]]) -> str:
 
 
 class Listing:
-    """The files of one project gathered from every source, sorted into kinds."""
+    """The files of one project gathered from every source, sorted into kinds.
 
-    def __init__(self, project: str, python: Version, python_text: str) -> None:
+    :param log: told ``  skipped FILE: reason`` for every file left out (``--verbose``).
+    """
+
+    def __init__(
+        self,
+        project: str,
+        python: Version,
+        python_text: str,
+        *,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self.project = project
+        self.log = log
         self.python = python
         self.python_text = python_text
         self.wheels: list[Wheel] = []
@@ -154,7 +165,12 @@ class Listing:
 
     def _reject(self, version: Version | None, file: IndexFile, problem: Problem) -> None:
         self._see(file)
-        self.rejected.append((version, file.filename, problem))
+        self._left_out(version, file.filename, problem)
+
+    def _left_out(self, version: Version | None, filename: str, problem: Problem) -> None:
+        self.rejected.append((version, filename, problem))
+        if self.log is not None:
+            self.log(f"  skipped {filename}: {problem}")
 
     def _add_non_wheel(self, file: IndexFile) -> None:
         if file.flat and not _belongs(file.filename, self.project):
@@ -205,13 +221,13 @@ class Listing:
         for wheel in self._by_version.get(version, ()):
             file = read_local_wheel(wheel.file) if wheel.file.unread else wheel.file
             if file.problem:
-                self.rejected.append((version, file.filename, file.problem))
+                self._left_out(version, file.filename, file.problem)
             elif _requires_python_excludes(file.requires_python, self.python):
                 text = (
                     f"requires-python {file.requires_python!r} excludes Python {self.python_text}"
                 )
                 problem = Problem(ProblemKind.REQUIRES_PYTHON, text)
-                self.rejected.append((version, file.filename, problem))
+                self._left_out(version, file.filename, problem)
             else:
                 self.wheels.append(Wheel(file, wheel.filename, version))
 
@@ -278,10 +294,14 @@ def no_version_error(
         )
     for version in matching:
         listing.examine(version)
+    # Every file left out that could have been used: of a matching version, or, when no
+    # version has a usable wheel at all, of any version the specifier allows (a file: link).
     reasons = [
         (name, problem)
         for version, name, problem in listing.rejected
-        if version is None or version in matching
+        if version is None
+        or version in matching
+        or (not matching and spec.contains(version, prereleases=True))
     ]
     reasons.sort(key=lambda pair: listing.position(pair[0]))
     yanked = [w for w in listing.wheels if w.file.yanked and w.version in matching]

@@ -33,6 +33,7 @@ class ProblemKind(enum.Enum):
     INVALID_VARIANT_METADATA = "invalid variant metadata"
     UNKNOWN_LABEL = "label not in the variant metadata"
     REFUSED_URL = "a URL the index may not point to"
+    METADATA_REFUSED = "METADATA larger than what is read"
 
 
 @value
@@ -185,6 +186,17 @@ class PackageFiles:
     def labels(self) -> tuple[str, ...]:
         """The distinct variant labels among the candidates, sorted."""
         return tuple(sorted({c.label for c in self.candidates if c.label is not None}))
+
+    def refusing(self, candidate: Candidate, problem: Problem) -> PackageFiles:
+        """These files with *candidate* moved from the candidates to the skipped files."""
+        return PackageFiles(
+            self.project, self.version,
+            tuple(c for c in self.candidates if c.url != candidate.url),
+            self.metadata,
+            tuple(sorted((*self.skipped, Skipped(candidate.name, problem)),
+                         key=lambda s: (s.filename, s.problem.text))),
+            self.sources, self.metadata_sources,
+        )  # fmt: skip
 
     def candidate(self, filename: str) -> Candidate | None:
         """The candidate called *filename*, or ``None``."""

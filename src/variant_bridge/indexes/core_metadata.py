@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from variant_bridge._values import value
@@ -112,6 +113,25 @@ class CoreMetadataReader:
         self._cache: dict[str, CoreMetadata | None] = {}
         self.stats: Counter[MetadataSource] = Counter()
         """How many wheels were read from each source."""
+
+    def prefetch(self, candidates: Iterable[Candidate]) -> None:
+        """Ask at once (on the transport's bounded pool) for the PEP 658 files of *candidates*
+        that will be read next: :meth:`read` then finds each one fetched, or waits for it. One
+        round trip for a release's variants instead of one per variant."""
+        wanted = [
+            c
+            for c in candidates
+            if c.core_metadata
+            and not c.url.startswith("file:")
+            and c.url not in self._cache
+            and self.downloads.fetched(c) is None
+        ]
+        if len(wanted) < 2:
+            return  # nothing to overlap
+        transport = self.downloads.transport
+        for candidate in wanted:
+            url = candidate.url + ".metadata"
+            transport.submit(lambda u=url: transport.prefetch(u, max_bytes=MAX_CORE_METADATA))  # type: ignore[misc]
 
     def read(self, candidate: Candidate, *, download: bool | None = None) -> CoreMetadata | None:
         """The core metadata of *candidate*; ``None`` when it cannot be had without downloading

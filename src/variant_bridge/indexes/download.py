@@ -61,10 +61,10 @@ def fetch(
     accept: str | None = None,
     not_found_ok: bool = False,
     max_bytes: int | None = None,
-    transport: Transport | None = None,
+    transport: Transport,
 ) -> Response | None:
     """Fetch a (small) document: a ``file:`` URL is read from disk, anything else through
-    *transport* (:meth:`Transport.get`).
+    *transport* (:meth:`Transport.get`, the command's requests).
 
     :param not_found_ok: return ``None`` on HTTP 404 (or a missing local file) instead of raising.
     :param max_bytes: refuse a body larger than this (default: the transport's cap).
@@ -72,7 +72,6 @@ def fetch(
     """
     if url.startswith("file:"):
         return _read_local(url, not_found_ok=not_found_ok, max_bytes=max_bytes)
-    transport = transport or Transport()
     if max_bytes is None:
         return transport.get(url, accept=accept, not_found_ok=not_found_ok)
     return transport.get(url, accept=accept, not_found_ok=not_found_ok, max_bytes=max_bytes)
@@ -142,7 +141,7 @@ def _partial(directory: Path, name: str) -> Iterator[Path]:
             tmp.unlink()
 
 
-def download(candidate: Candidate, dest_dir: Path, *, transport: Transport | None = None) -> Path:
+def download(candidate: Candidate, dest_dir: Path, *, transport: Transport) -> Path:
     """Download (or copy) *candidate* into *dest_dir* and check its sha256 when one is known.
 
     The file is written to a temporary name in *dest_dir* and renamed to its wheel filename only
@@ -160,7 +159,7 @@ def download(candidate: Candidate, dest_dir: Path, *, transport: Transport | Non
     if expected is not None and target.is_file() and file_sha256(target) == expected:
         return target
     with _partial(dest_dir, candidate.name) as tmp:
-        _fetch_into(candidate, tmp, transport or Transport())
+        _fetch_into(candidate, tmp, transport)
         os.replace(tmp, target)
     return target
 
@@ -190,10 +189,10 @@ class Downloads:
     )
 
     def __init__(
-        self, directory: Path, *, transport: Transport | None = None, cache: Cache | None = None
+        self, directory: Path, *, transport: Transport, cache: Cache | None = None
     ) -> None:
         self.directory = directory
-        self.transport = transport or Transport()
+        self.transport = transport
         self.cache = cache
         self.notes: list[str] = []
         """What the user should know about how things were fetched (printed as notes)."""
@@ -206,9 +205,7 @@ class Downloads:
 
     @classmethod
     @contextlib.contextmanager
-    def temporary(
-        cls, *, transport: Transport | None = None, cache: Cache | None = None
-    ) -> Iterator[Downloads]:
+    def temporary(cls, *, transport: Transport, cache: Cache | None = None) -> Iterator[Downloads]:
         """A directory removed when the ``with`` block ends (or by the next command, when this
         one is killed: :mod:`.scratch`)."""
         from variant_bridge.indexes.scratch import scratch_dir

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from variant_bridge.errors import InvalidTarget, SelectionError
+from variant_bridge.errors import InvalidTarget, SelectionError, quote
 from variant_bridge.indexes._versions import (
     Listing,
     Wheel,
@@ -61,9 +61,9 @@ class ProjectListing:
         *,
         python: Version,
         strategy: IndexStrategy = IndexStrategy.FIRST_INDEX,
-        transport: Transport | None = None,
+        transport: Transport,
     ) -> None:
-        self.listing = Listing(canonicalize_name(project), python, str(python))
+        self.listing = Listing(canonicalize_name(project), python, str(python), log=transport.log)
         self.strategy = strategy
         self.notes: list[str] = []
         # Each release's *-variants.json, read once however often its files are asked for
@@ -232,17 +232,19 @@ def _parse_specifier(project: str, version: str | None) -> SpecifierSet:
     text = version.strip()
     try:
         Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         pass
     else:
         text = f"=={text}"
     try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
+        spec = SpecifierSet(text)
+        list(spec.filter([Version("0")]))  # reads the versions it names (a 5,000-digit one fails)
+    except ValueError:  # InvalidSpecifier, or a number too long to convert
         raise SelectionError(
-            f"invalid version {version!r} for {project!r}: expected a version or a PEP 440 "
+            f"invalid version {quote(version)} for {project!r}: expected a version or a PEP 440 "
             "specifier such as '==1.2' or '>=1,<2'"
         ) from None
+    return spec
 
 
 def find_candidates(
@@ -254,7 +256,7 @@ def find_candidates(
     python_version: str,
     cache_dir: Path | None = None,
     tags: Iterable[Tag] | None = None,
-    transport: Transport | None = None,
+    transport: Transport,
 ) -> PackageFiles:
     """:func:`find_files` from text: every argument is checked here.
 
@@ -270,13 +272,13 @@ def find_candidates(
     :raises SelectionError: see :func:`find_files`; also an invalid project name or version.
     """
     if not _PROJECT_RE.fullmatch(canonicalize_name(project)):
-        raise SelectionError(f"invalid project name {project!r}")
+        raise SelectionError(f"invalid project name {quote(project)}")
     spec = _parse_specifier(project, version)
     try:
         python = Version(python_version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long to convert
         raise InvalidTarget(
-            f"invalid Python version {python_version!r}: expected e.g. '3.12' or '3.12.4'"
+            f"invalid Python version {quote(python_version)}: expected e.g. '3.12' or '3.12.4'"
         ) from None
     if not find_links and not index_urls:
         raise SelectionError(f"no find-links directory or index URL to look for {project!r} in")

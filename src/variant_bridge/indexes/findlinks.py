@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from dataclasses import replace
 from pathlib import Path
+from typing import IO
 
 from packaging.utils import canonicalize_name
 
@@ -20,10 +22,13 @@ from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes._headers import Headers
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
+from variant_bridge.indexes.members import MAX_MEMBER, MemberTooLarge
 from variant_bridge.indexes.simple import parse_links_page
 from variant_bridge.indexes.transport import Transport
 
 __all__ = ["list_find_links", "location_name", "read_local_wheel", "wheel_requires_python"]
+
+_CHUNK = 1 << 16
 
 
 def location_name(location: str | os.PathLike[str]) -> str:
@@ -36,20 +41,58 @@ def location_name(location: str | os.PathLike[str]) -> str:
     return str(Path(text).expanduser().absolute())
 
 
+def _header_block(member: IO[bytes], name: str) -> bytes:
+    """The header block of a ``METADATA`` member (up to its first blank line), read in chunks
+    and never past :data:`MAX_MEMBER` bytes, whatever the zip says the member's size is.
+
+    :raises ValueError: no blank line within the cap.
+    """
+    block = bytearray()
+    while True:
+        start = max(0, len(block) - 3)  # a blank line may span two chunks
+        chunk = member.read(_CHUNK)
+        block += chunk
+        ends = [i for i in (block.find(b"\n\n", start), block.find(b"\r\n\r\n", start)) if i >= 0]
+        if ends:
+            return bytes(block[: min(ends)])
+        if not chunk:
+            return bytes(block)  # headers only
+        if len(block) > MAX_MEMBER:
+            raise ValueError(
+                f"{name}'s headers are larger than the {MAX_MEMBER} bytes read: refused"
+            )
+
+
 def wheel_requires_python(path: Path) -> str | None:
     """``Requires-Python`` from a wheel's ``*.dist-info/METADATA``; ``None`` when absent.
 
+    Only the header block is read (a long description after it is not), and a ``METADATA``
+    larger than :data:`MAX_MEMBER` is refused, as every reader of it would refuse it: the
+    wheel is then not a candidate at all.
+
     :raises ValueError: the file is not a readable wheel zip or has no ``METADATA``.
+    :raises MemberTooLarge: its ``METADATA`` is too large (with its size).
     """
     try:
         with zipfile.ZipFile(path) as zf:
-            names = [
-                n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+            infos = [
+                i
+                for i in zf.infolist()
+                if i.filename.count("/") == 1 and i.filename.endswith(".dist-info/METADATA")
             ]
-            if not names:
+            if not infos:
                 raise ValueError("no *.dist-info/METADATA inside")
-            headers = Headers(zf.read(names[0]).decode("utf-8", "surrogateescape"))
-    except (zipfile.BadZipFile, OSError, KeyError) as e:
+            info = infos[0]
+            if info.file_size > MAX_MEMBER:
+                raise MemberTooLarge(
+                    f"{info.filename} is {info.file_size} bytes, more than the {MAX_MEMBER} "
+                    "read: refused",
+                    info.file_size,
+                )
+            with zf.open(info) as member:
+                block = _header_block(member, info.filename)
+            headers = Headers(block.decode("utf-8", "surrogateescape"))
+    except (zipfile.BadZipFile, OSError, KeyError, EOFError, zlib.error) as e:
         raise ValueError(f"not a readable wheel ({e})") from e
     value = headers.get("Requires-Python")
     text = str(value).strip() if value is not None else ""
@@ -61,6 +104,8 @@ def read_local_wheel(file: IndexFile) -> IndexFile:
     assert file.path is not None  # only local wheels are listed unread
     try:
         requires_python = wheel_requires_python(file.path)
+    except MemberTooLarge as e:  # never a candidate: every reader of it would refuse it
+        return replace(file, problem=Problem(ProblemKind.METADATA_REFUSED, str(e)), unread=False)
     except ValueError as e:
         return replace(file, problem=Problem(ProblemKind.UNREADABLE_WHEEL, str(e)), unread=False)
     return replace(file, requires_python=requires_python, unread=False)
@@ -105,7 +150,7 @@ def list_find_links(
     *,
     project: str | None = None,
     lazy: bool = False,
-    transport: Transport | None = None,
+    transport: Transport,
 ) -> list[IndexFile]:
     """Every file a find-links location offers (all projects; the caller filters).
 

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_MEMBER",
     "METADATA",
     "VARIANT_JSON",
+    "MemberTooLarge",
     "MetadataSource",
     "WheelMembers",
     "local_members",
@@ -41,6 +42,15 @@ VARIANT_JSON = "variant.json"
 
 # Only a top-level .dist-info directory counts; a vendored package's copy deeper down does not.
 _WANTED_RE = re.compile(r"[^/]+\.dist-info/(?:METADATA|variant\.json)")
+
+
+class MemberTooLarge(InvalidMetadata):
+    """A ``METADATA`` or ``variant.json`` larger than :data:`MAX_MEMBER`: refused unread, and the
+    wheel with it (it is never chosen nor installed)."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
 
 
 class MetadataSource(enum.Enum):
@@ -78,7 +88,8 @@ class WheelMembers:
     def one(self, basename: str) -> tuple[str, bytes] | None:
         """The one member called *basename*: ``(name, bytes)``; ``None`` when absent.
 
-        :raises InvalidMetadata: several of them, or one over :data:`MAX_MEMBER` (with its size).
+        :raises InvalidMetadata: several of them; :raises MemberTooLarge: one over
+            :data:`MAX_MEMBER` (with its size).
         """
         names = self.named(basename)
         if not names:
@@ -88,8 +99,9 @@ class WheelMembers:
         (name,) = names
         size = self.too_large.get(name)
         if size is not None:
-            raise InvalidMetadata(
-                f"{self.where}!{name} is {size} bytes, more than the {MAX_MEMBER} read: refused"
+            raise MemberTooLarge(
+                f"{self.where}!{name} is {size} bytes, more than the {MAX_MEMBER} read: refused",
+                size,
             )
         return name, self.files[name]
 

@@ -41,7 +41,7 @@ class RangeFile(io.RawIOBase):
     :param url: an ``http(s)://`` URL.
     :param block: the least a request asks for.
     :param max_bytes: the most this file fetches in all.
-    :param transport: the command's requests (deadlines, log); default: a new one.
+    :param transport: the command's requests (deadlines, log).
     :raises RangesNotSupported: the server does not answer range requests.
     :raises IndexReadError: the URL cannot be fetched.
     """
@@ -52,11 +52,11 @@ class RangeFile(io.RawIOBase):
         *,
         block: int = BLOCK,
         max_bytes: int = MAX_FETCHED,
-        transport: Transport | None = None,
+        transport: Transport,
     ) -> None:
         super().__init__()
         self.url = url
-        self.transport = transport or Transport()
+        self.transport = transport
         self.block = block
         self.max_bytes = max_bytes
         self.requests = 0
@@ -159,7 +159,7 @@ class RangeFile(io.RawIOBase):
 
 @contextmanager
 def open_remote_zip(
-    url: str, *, max_bytes: int = MAX_FETCHED, transport: Transport | None = None
+    url: str, *, max_bytes: int = MAX_FETCHED, transport: Transport
 ) -> Iterator[zipfile.ZipFile]:
     """A remote zip (a wheel) read with range requests; members are read on demand.
 

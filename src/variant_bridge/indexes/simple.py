@@ -1,22 +1,32 @@
 """Reading PEP 503 (HTML) and PEP 691 (JSON) simple index pages.
 
-We ask for JSON first and HTML second (content negotiation on ``Accept``) and parse whichever the
-server answers with pypi-simple's page models; requests go through :mod:`urllib` (see
-:mod:`variant_bridge.indexes.download`). A 404 on a project page means "this index has no such
-project", not an error, as pip and uv treat it.
+We ask for JSON first and HTML second (content negotiation on ``Accept``) and read whichever the
+server answers; requests go through the command's transport (:mod:`.transport`). A 404 on a
+project page means "this index has no such project", not an error, as pip and uv treat it.
+
+Each file entry (a JSON ``files`` item, an HTML ``<a>``) is read on its own: one that is
+malformed (a field of the wrong type, a URL that does not parse, bytes that are not UTF-8, a
+5,000-digit ``size``) becomes one file with its :class:`Problem`, and the rest of the page is
+read; only a page with no readable entry, or one that is not a page at all, is an error. Fields
+read: PEP 503's ``#sha256=`` fragment, ``data-requires-python``, ``data-yanked`` and
+``data-core-metadata`` (PEP 714, or the older ``data-dist-info-metadata``); PEP 691's
+``hashes``, ``requires-python``, ``yanked``, ``core-metadata`` (or ``dist-info-metadata``) and
+``size``. Only major version 1 of the API is read (``meta.api-version`` / the
+``pypi:repository-version`` meta tag).
 """
 
 from __future__ import annotations
 
-import warnings
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from packaging.utils import canonicalize_name
 
 from variant_bridge._json import loads
-from variant_bridge.errors import IndexReadError, clip
+from variant_bridge.errors import IndexReadError, clip, quote
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import Response, fetch, url_to_path
 from variant_bridge.indexes.transport import Transport
@@ -34,6 +44,14 @@ JSON_CONTENT_TYPE = "application/vnd.pypi.simple.v1+json"
 HTML_CONTENT_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
 ACCEPT = f"{JSON_CONTENT_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 """JSON preferred, HTML accepted: what we send as ``Accept``."""
+
+_HEX64_RE = re.compile(r"[0-9a-fA-F]{64}")
+_DIGEST_RE = re.compile(r"(\w+)=([0-9A-Fa-f]+)")
+_MAX_DIGITS = 20
+
+
+class _Invalid(ValueError):
+    """One entry cannot be read: the reason in words."""
 
 
 def project_url(index_url: str, project: str) -> str:
@@ -56,213 +74,354 @@ def _refused(url: str, page_url: str) -> Problem | None:
     )
 
 
-def _to_index_file(package: Any, *, source: str, flat: bool, page_url: str = "") -> IndexFile:
-    """Convert a pypi-simple ``DistributionPackage`` to our :class:`IndexFile`."""
-    digests: dict[str, str] = package.digests or {}
-    sha256 = digests.get("sha256")
-    yanked: str | bool | None = None
-    if package.is_yanked:
-        yanked = package.yanked_reason or True
-    metadata_digests: dict[str, str] = package.metadata_digests or {}
-    metadata_sha256 = metadata_digests.get("sha256")
+def _text(value: str, what: str) -> str:
+    """*value*, refused when it holds bytes that were not UTF-8 (decoded as surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Invalid(f"{what} is not UTF-8 text") from None
+    return value
+
+
+def _shown(name: str) -> str:
+    """A filename as messages show it (bytes that were not UTF-8 as U+FFFD)."""
+    return clip(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+
+
+class _Links:
+    """The links of one page made absolute (a URL that does not parse is the entry's problem),
+    each with why it may not be followed. The directory part of a link is joined once: a page
+    of thousands of files shares one or two.
+
+    :param base: what links are relative to (the page, or its ``<base href>``).
+    :param page_url: the page itself (a remote page may not point to local files).
+    """
+
+    def __init__(self, base: str, page_url: str) -> None:
+        self.base = base
+        self.page_url = page_url
+        self._folders: dict[str, tuple[str, Problem | None]] = {}
+
+    def _join(self, link: str) -> tuple[str, Problem | None]:
+        try:
+            url = urljoin(self.base, link)
+            urlsplit(url).port  # noqa: B018 - raises on a malformed port or IPv6 host
+        except ValueError as e:
+            raise _Invalid(str(e) or "a malformed URL") from None
+        return url, _refused(url, self.page_url)
+
+    def resolve(self, link: str) -> tuple[str, str, Problem | None]:
+        """``(absolute URL without fragment, fragment, problem)``."""
+        link, _, fragment = _text(link, "its URL").partition("#")
+        head, _, name = link.rpartition("/")
+        if not name or name in (".", "..") or "?" in link or ";" in link or head.endswith(":/"):
+            url, problem = self._join(link)
+            return url, fragment, problem
+        found = self._folders.get(head)
+        if found is None:
+            found = self._folders[head] = self._join(f"{head}/" if head else "./")
+        folder, problem = found
+        url = folder + name
+        return url, fragment, None if problem is None else _refused(url, self.page_url)
+
+
+def _sha256(digests: Mapping[str, str]) -> str | None:
+    found = digests.get("sha256")
+    if found is None:
+        return None
+    if not _HEX64_RE.fullmatch(found):
+        raise _Invalid(f"its sha256 {quote(found)} is not 64 hex digits")
+    return found.lower()
+
+
+class _Huge(int):
+    """A JSON integer too long to convert (kept as a marker; no entry accepts one)."""
+
+    digits = 0
+
+    def __repr__(self) -> str:
+        return f"a number of {self.digits} digits"
+
+
+def _int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits <= _MAX_DIGITS:
+        return int(text)
+    huge = _Huge(0)
+    huge.digits = digits
+    return huge
+
+
+# -- PEP 691 ----------------------------------------------------------------------------------
+
+
+def _field(entry: Mapping[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
+    value = entry.get(key)
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, _Huge)):
+        raise _Invalid(f"{key!r} must be {what}, not {clip(repr(value))}")
+    return value
+
+
+def _hashes(entry: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = entry.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _Invalid(f"{key!r} must map hash names to hex digests")
+    return {_text(k, key): _text(v, key) for k, v in value.items()}
+
+
+def _core_metadata(entry: Mapping[str, Any]) -> tuple[bool, str | None]:
+    key = "core-metadata" if "core-metadata" in entry else "dist-info-metadata"
+    value = entry.get(key)
+    if value is None or value is False:
+        return False, None
+    if value is True:
+        return True, None
+    return True, _sha256(_hashes(entry, key))
+
+
+def _json_entry(entry: object, links: _Links, source: str, flat: bool) -> IndexFile:
+    if not isinstance(entry, dict):
+        raise _Invalid("a file entry must be a JSON object")
+    filename = _field(entry, "filename", (str,), "a string")
+    if not filename:
+        raise _Invalid("no 'filename'")
+    link = _field(entry, "url", (str,), "a string")
+    if not link:
+        raise _Invalid("no 'url'")
+    _text(filename, "its filename")
+    url, _, refused = links.resolve(link)
+    sha256 = _sha256(_hashes(entry, "hashes"))
+    requires_python = _field(entry, "requires-python", (str,), "a string")
+    yanked = _field(entry, "yanked", (bool, str), "true, false or a reason")
+    size = _field(entry, "size", (int,), "a whole number of bytes")
+    if isinstance(size, bool) or (size is not None and size < 0):
+        raise _Invalid(f"'size' must be a whole number of bytes, not {size!r}")
+    has_metadata, metadata_sha256 = _core_metadata(entry)
     return IndexFile(
-        filename=package.filename,
-        url=package.url,
+        filename=filename,
+        url=url,
         source=source,
-        sha256=sha256.lower() if sha256 else None,
-        requires_python=package.requires_python or None,
-        yanked=yanked,
-        size=package.size,
+        sha256=sha256,
+        requires_python=_text(requires_python, "requires-python") or None
+        if requires_python
+        else None,
+        yanked=(_text(yanked, "yanked") or True) if isinstance(yanked, str) else (yanked or None),
+        size=size,
         flat=flat,
-        core_metadata=bool(package.has_metadata),
-        core_metadata_sha256=metadata_sha256.lower() if metadata_sha256 else None,
-        problem=_refused(package.url, page_url or package.url),
+        core_metadata=has_metadata,
+        core_metadata_sha256=metadata_sha256,
+        problem=refused,
     )
 
 
 def _entry_name(entry: object, position: int) -> str:
     name = entry.get("filename") if isinstance(entry, dict) else None
-    return name if isinstance(name, str) and name else f"<file entry {position + 1}>"
+    return _shown(name) if isinstance(name, str) and name else f"<file entry {position + 1}>"
 
 
-def _json_files(data: Any, url: str, *, source: str, flat: bool) -> list[IndexFile]:
-    """The files of a PEP 691 page; an entry that does not validate is one skipped file (with
-    the reason), not a failed page (unless no entry validates: then the page is broken)."""
-    from pypi_simple import ProjectPage
+def _api_version(version: object, url: str) -> None:
+    """Refuse a page of another major version than 1 (a future format we cannot read)."""
+    text = version if isinstance(version, str) else ""
+    major = text.split(".", 1)[0]
+    if not major.isdigit():
+        raise IndexReadError(
+            f"invalid simple index page {url}: no API version (expected 'meta': "
+            "{'api-version': '1.x'})"
+        )
+    if major != "1":
+        raise IndexReadError(
+            f"{url}: simple API version {clip(text)} is not supported (1.x is read)"
+        )
 
-    try:
-        page = ProjectPage.from_json_data(data, base_url=url)
-    except Exception as error:
-        files = data.get("files") if isinstance(data, dict) else None
-        if not isinstance(files, list) or not files:
-            raise
-        found: list[IndexFile] = []
-        valid = False
-        for position, entry in enumerate(files):
-            try:
-                one = ProjectPage.from_json_data({**data, "files": [entry]}, base_url=url)
-            except Exception as e:
-                text = str(e).splitlines()[0] if str(e) else type(e).__name__
-                problem = Problem(
-                    ProblemKind.INVALID_FILENAME, f"an invalid entry on {url}: {text}"
-                )
-                name = _entry_name(entry, position)
-                found.append(IndexFile(name, url, source, flat=flat, problem=problem))
-                continue
-            valid = True
-            found += [
-                _to_index_file(p, source=source, flat=flat, page_url=url) for p in one.packages
-            ]
-        if not valid:
-            raise error from None
-        return found
-    return [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
+
+def _json_files(body: bytes, url: str, *, source: str, flat: bool) -> list[IndexFile]:
+    """The files of a PEP 691 page; an entry that cannot be read is one skipped file (with the
+    reason), not a failed page (unless no entry can be read: then the page is broken)."""
+    # Bytes that are not UTF-8 are kept as surrogates: they spoil the entry holding them only.
+    text = body.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+    data = loads(
+        text, source=f"invalid simple index page {url}", error=IndexReadError, parse_int=_int
+    )
+    if not isinstance(data, dict):
+        raise IndexReadError(f"invalid simple index page {url}: expected a JSON object")
+    meta = data.get("meta")
+    _api_version(meta.get("api-version") if isinstance(meta, dict) else None, url)
+    entries = data.get("files")
+    if not isinstance(entries, list):
+        raise IndexReadError(f"invalid simple index page {url}: 'files' must be a list")
+    found: list[IndexFile] = []
+    reasons: list[str] = []
+    links = _Links(url, url)
+    for position, entry in enumerate(entries):
+        try:
+            found.append(_json_entry(entry, links, source, flat))
+        except _Invalid as e:
+            reasons.append(str(e))
+            problem = Problem(ProblemKind.INVALID_FILENAME, f"an invalid entry on {url}: {e}")
+            name = _entry_name(entry, position)
+            found.append(IndexFile(name, url, source, flat=flat, problem=problem))
+    if entries and len(reasons) == len(entries):
+        raise IndexReadError(f"invalid simple index page {url}: no readable entry: {reasons[0]}")
+    return found
+
+
+# -- PEP 503 ----------------------------------------------------------------------------------
 
 
 class _Anchors:
-    """The ``<a>`` elements of an HTML page: (attributes, text), in order."""
+    """The ``<a>`` elements of an HTML page (attributes, text), its ``<base href>`` and its
+    ``pypi:repository-version``."""
 
     def __init__(self, text: str) -> None:
         from html.parser import HTMLParser
 
-        found: list[tuple[list[tuple[str, str | None]], list[str]]] = []
+        found: list[tuple[dict[str, str | None], list[str]]] = []
+        head: dict[str, str] = {}
 
         class Parser(HTMLParser):
             def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+                values = dict(attrs)
                 if tag == "a":
-                    found.append((attrs, []))
+                    found.append((values, []))
+                elif tag == "base" and values.get("href") and "base" not in head:
+                    head["base"] = values["href"] or ""
+                elif tag == "meta" and values.get("name") == "pypi:repository-version":
+                    head["version"] = values.get("content") or ""
+
+            def handle_endtag(self, tag: str) -> None:
+                if tag == "a" and found:
+                    found[-1][1].append("\0")  # text after the link is not its text
 
             def handle_data(self, data: str) -> None:
                 if found:
                     found[-1][1].append(data)
 
-        Parser().feed(text)
-        self.items = [(attrs, "".join(parts).strip()) for attrs, parts in found]
+        parser = Parser()
+        parser.feed(text)
+        parser.close()
+        self.items = [(attrs, "".join(parts).split("\0", 1)[0].strip()) for attrs, parts in found]
+        self.base = head.get("base")
+        self.version = head.get("version")
+
+
+def _html_entry(
+    attrs: Mapping[str, str | None], name: str, links: _Links, source: str, flat: bool
+) -> IndexFile:
+    clean, fragment, refused = links.resolve(attrs.get("href") or "")
+    name = _text(name, "its link text") or unquote(urlsplit(clean).path.rsplit("/", 1)[-1])
+    algorithm, _, digest = fragment.partition("=")
+    sha256 = _sha256({algorithm: digest}) if algorithm == "sha256" and digest else None
+    metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
+    has_metadata, metadata_sha256 = False, None
+    if metadata is not None:
+        match = _DIGEST_RE.fullmatch(metadata)
+        has_metadata = match is not None or metadata.strip().lower() == "true"
+        if match is not None and match[1] == "sha256":
+            metadata_sha256 = _sha256({"sha256": match[2]})
+    yanked = attrs.get("data-yanked", False)
+    requires_python = attrs.get("data-requires-python")
+    return IndexFile(
+        filename=name,
+        url=clean,
+        source=source,
+        sha256=sha256,
+        requires_python=_text(requires_python, "data-requires-python").strip() or None
+        if requires_python
+        else None,
+        yanked=None if yanked is False else (yanked or True),
+        flat=flat,
+        core_metadata=has_metadata,
+        core_metadata_sha256=metadata_sha256,
+        problem=refused,
+    )
 
 
 def _html_files(
-    response: Response, project: str, *, source: str, flat: bool, links_only: bool
+    response: Response, *, source: str, flat: bool, links_only: bool
 ) -> list[IndexFile]:
-    """Each link of an HTML page on its own, when the page as a whole does not parse: a link
-    pypi-simple cannot read (a malformed URL) is one skipped file with the reason.
+    """Each link of an HTML page; a link that cannot be read (a malformed URL) is one skipped
+    file with the reason.
 
-    :raises ValueError: no link of the page is readable (the page is broken).
+    :raises IndexReadError: a page whose every link is unreadable.
     """
-    import html
-
-    from pypi_simple import ProjectPage
-
     url = response.url
-    text = response.body.decode(response.charset or "utf-8", "replace")
+    try:
+        encoding = response.charset or "utf-8"
+        "".encode(encoding)
+    except LookupError:
+        encoding = "utf-8"
+    try:
+        anchors = _Anchors(response.body.decode(encoding, "replace"))
+    except Exception as e:  # html.parser's few complaints about broken markup
+        raise IndexReadError(f"invalid simple index page {url}: {clip(str(e))}") from e
+    if anchors.version is not None:
+        _api_version(anchors.version, url)
+    links = _Links(urljoin(url, anchors.base) if anchors.base else url, url)
     found: list[IndexFile] = []
-    valid = False
-    for attrs, name in _Anchors(text).items:
-        href = dict(attrs).get("href") or ""
+    reasons: list[str] = []
+    for attrs, name in anchors.items:
+        href = attrs.get("href") or ""
         if links_only and (not name or href.endswith("/")):
             continue
-        shown = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs if v is not None)
         try:
-            page = ProjectPage.from_html(
-                project, f"<a {shown}>{html.escape(name)}</a>", base_url=url
-            )
-        except Exception as e:
-            reason = f"an invalid link on {url}: {clip(str(e) or type(e).__name__)}"
-            problem = Problem(ProblemKind.INVALID_FILENAME, reason)
-            found.append(IndexFile(name or "<link>", url, source, flat=flat, problem=problem))
-            continue
-        valid = True
-        found += [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
-    if not valid:
-        raise ValueError("no readable link")
+            found.append(_html_entry(attrs, name, links, source, flat))
+        except _Invalid as e:
+            reasons.append(str(e))
+            problem = Problem(ProblemKind.INVALID_FILENAME, f"an invalid link on {url}: {e}")
+            shown = _shown(name) if name else "<link>"
+            found.append(IndexFile(shown, url, source, flat=flat, problem=problem))
+    if reasons and len(reasons) == len(found):
+        raise IndexReadError(f"invalid simple index page {url}: no readable link: {reasons[0]}")
     return found
+
+
+# -- pages ------------------------------------------------------------------------------------
 
 
 def parse_project_page(
     response: Response, project: str, *, source: str, flat: bool = False
 ) -> list[IndexFile]:
-    """Parse a project page in whichever form the server sent (JSON or HTML).
+    """Read a project page in whichever form the server sent (JSON or HTML).
 
-    :raises IndexReadError: the page is neither form, or does not parse.
+    :param project: the project the page is for (unused by the reading: files are named by the
+        page; kept for callers).
+    :raises IndexReadError: the page is neither form, or has no readable entry.
     """
-    from pypi_simple import ProjectPage
-
     url = response.url
-    try:
-        # Beautiful Soup and pypi-simple warn about odd markup / newer minor API versions;
-        # neither should stop an install.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if response.content_type == JSON_CONTENT_TYPE:
-                data = loads(
-                    response.body, source=f"invalid simple index page {url}", error=IndexReadError
-                )
-                return _json_files(data, url, source=source, flat=flat)
-            if response.content_type in HTML_CONTENT_TYPES or (
-                url.startswith("file:") and response.content_type in ("", "text/plain")
-            ):
-                try:
-                    page = ProjectPage.from_html(
-                        project, response.body, base_url=url, from_encoding=response.charset
-                    )
-                except ValueError as error:  # one malformed link: read them one by one
-                    try:
-                        return _html_files(
-                            response, project, source=source, flat=flat, links_only=False
-                        )
-                    except ValueError:
-                        raise error from None
-            else:
-                raise IndexReadError(
-                    f"unsupported content type {response.content_type!r} from {url}: expected "
-                    f"{JSON_CONTENT_TYPE} or text/html"
-                )
-    except IndexReadError:
-        raise
-    except Exception as e:  # json, pydantic and pypi-simple errors all mean "bad page"
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise IndexReadError(f"invalid simple index page {url}: {clip(reason)}") from e
-    return [_to_index_file(p, source=source, flat=flat, page_url=url) for p in page.packages]
+    if response.content_type == JSON_CONTENT_TYPE:
+        return _json_files(response.body, url, source=source, flat=flat)
+    if response.content_type in HTML_CONTENT_TYPES or (
+        url.startswith("file:") and response.content_type in ("", "text/plain")
+    ):
+        return _html_files(response, source=source, flat=flat, links_only=False)
+    raise IndexReadError(
+        f"unsupported content type {response.content_type!r} from {url}: expected "
+        f"{JSON_CONTENT_TYPE} or text/html"
+    )
 
 
 def parse_links_page(response: Response, *, source: str) -> list[IndexFile]:
-    """Parse a flat HTML page of links (a ``--find-links`` URL): every link is a file."""
-    from pypi_simple import DistributionPackage
-    from pypi_simple.html import RepositoryPage
-
+    """Read a flat HTML page of links (a ``--find-links`` URL): every link is a file."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                page = RepositoryPage.from_html(
-                    response.body, base_url=response.url, from_encoding=response.charset
-                )
-                return [
-                    _to_index_file(
-                        DistributionPackage.from_link(link),
-                        source=source,
-                        flat=True,
-                        page_url=response.url,
-                    )
-                    for link in page.links
-                    if link.text and not link.url.endswith("/")
-                ]
-            except ValueError as error:  # one malformed link: read them one by one
-                try:
-                    return _html_files(response, "", source=source, flat=True, links_only=True)
-                except ValueError:
-                    raise error from None
-    except Exception as e:
-        raise IndexReadError(f"invalid find-links page {response.url}: {clip(str(e))}") from e
+        return _html_files(response, source=source, flat=True, links_only=True)
+    except IndexReadError as e:
+        raise IndexReadError(
+            str(e).replace("invalid simple index page", "invalid find-links page", 1)
+        ) from e
 
 
 def list_project_files(
-    index_url: str, project: str, *, transport: Transport | None = None
+    index_url: str, project: str, *, transport: Transport
 ) -> list[IndexFile] | None:
     """The files an index lists for *project*; ``None`` when the index has no such project.
 
     A ``file://`` index is read from ``{project}/index.html``, as pip does.
 
-    :param transport: the command's HTTP requests (default: a new one).
+    :param transport: the command's HTTP requests.
     :raises IndexReadError: the index cannot be reached or answers with an error or a bad page.
     """
     url = project_url(index_url, project)

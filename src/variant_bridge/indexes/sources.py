@@ -60,13 +60,11 @@ class IndexSource(Protocol):
         """``True`` for a find-links location: its files are merged with the index consulted for
         a project whatever the :class:`IndexStrategy` (as uv merges ``--find-links``)."""
 
-    def list_files(
-        self, project: str, *, transport: Transport | None = None
-    ) -> Sequence[IndexFile] | None:
+    def list_files(self, project: str, *, transport: Transport) -> Sequence[IndexFile] | None:
         """The files offered for *project* (canonical name); ``None`` when the source has no
         page for it (a simple index's HTTP 404), which is not an error.
 
-        :param transport: the command's HTTP requests (default: a new one).
+        :param transport: the command's HTTP requests.
 
         A flat listing (a find-links directory or page) lists every project's files; the caller
         keeps *project*'s. Local wheels may come back ``unread`` (see :class:`IndexFile`).
@@ -95,9 +93,7 @@ class FindLinks:
         text = check_find_links(os.fspath(location))
         return cls(text, findlinks.location_name(text))
 
-    def list_files(
-        self, project: str, *, transport: Transport | None = None
-    ) -> Sequence[IndexFile]:
+    def list_files(self, project: str, *, transport: Transport) -> Sequence[IndexFile]:
         return findlinks.list_find_links(
             self.location, project=project, lazy=True, transport=transport
         )
@@ -125,9 +121,7 @@ class SimpleIndex:
     def name(self) -> str:
         return self.url
 
-    def list_files(
-        self, project: str, *, transport: Transport | None = None
-    ) -> Sequence[IndexFile] | None:
+    def list_files(self, project: str, *, transport: Transport) -> Sequence[IndexFile] | None:
         return simple.list_project_files(self.url, project, transport=transport)
 
     def missing(self, project: str) -> str:

@@ -12,20 +12,25 @@ command line and the dependencies reached from them alike):
 3. **the variant.** A variant wheel's own ``variant.json`` must describe its label as the index's
    ``*-variants.json`` did when it was chosen: a lying index could otherwise pass a wheel built
    for a CUDA 12.9 driver as a 12.6 one.
+4. **its metadata.** The wheel's ``METADATA`` must be readable within :data:`MAX_MEMBER`: a 1 MB
+   wheel whose ``METADATA`` inflates to 1 GiB would cost the installer, and every tool that
+   reads the environment afterwards, gigabytes.
 
 :attr:`VerifiedFile.checked` is true only when a comparison happened.
 """
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 from variant_bridge._values import value
-from variant_bridge.errors import UnverifiedFile, VariantMismatch
+from variant_bridge.errors import InvalidMetadata, UnverifiedFile, VariantMismatch
 from variant_bridge.indexes.candidates import Candidate
 from variant_bridge.indexes.download import Downloads, file_sha256, url_to_path
-from variant_bridge.indexes.variant_files import read_wheel_variant_metadata
+from variant_bridge.indexes.members import METADATA, MemberTooLarge, local_members
+from variant_bridge.indexes.variant_files import variant_metadata_of
 from variant_bridge.properties import VariantDescription
 
 __all__ = ["HASH_OPT_OUT", "VerifiedFile", "check_variant", "hash_to_compare", "pin", "verify"]
@@ -80,15 +85,27 @@ def _words(description: VariantDescription) -> str:
 
 
 def check_variant(candidate: Candidate, path: Path) -> None:
-    """The wheel at *path* must describe its label as the candidate's variant metadata did.
+    """The wheel at *path* must describe its label as the candidate's variant metadata did, and
+    hold a ``METADATA`` of at most :data:`MAX_MEMBER` bytes.
 
     :raises VariantMismatch: naming both sources and both descriptions.
-    :raises InvalidMetadata: the wheel's own ``variant.json`` is missing or malformed.
+    :raises InvalidMetadata: the wheel's own ``variant.json`` is missing or malformed; its
+        ``METADATA`` is missing, duplicated or too large (:class:`MemberTooLarge`).
     """
+    if not zipfile.is_zipfile(path):
+        return  # not a wheel at all: refused as such by whoever opens it (install's own check)
+    members = local_members(path, where=candidate.name)
+    try:
+        if members.one(METADATA) is None:
+            raise InvalidMetadata(f"{candidate.name}: no *.dist-info/METADATA")
+    except MemberTooLarge as e:
+        raise MemberTooLarge(f"{e}; the wheel is not installed", e.size) from None
+    except InvalidMetadata as e:
+        raise InvalidMetadata(f"{e}; the wheel is not installed") from None
     label = candidate.label
     if label is None or candidate.variant is None:
         return
-    own = read_wheel_variant_metadata(path)
+    own = variant_metadata_of(members, candidate.filename)
     assert own is not None  # a labelled wheel has variant metadata, or that raised
     mine = own.variant(label)
     if mine is not None and set(mine.properties) == set(candidate.variant.properties):

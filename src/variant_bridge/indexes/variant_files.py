@@ -132,7 +132,7 @@ def variants_file_body(file: IndexFile, transport: Transport) -> bytes:
 
 
 def read_variants_files(
-    files: Iterable[IndexFile], transport: Transport | None = None
+    files: Iterable[IndexFile], transport: Transport
 ) -> tuple[VariantMetadata | None, list[str]]:
     """The merged ``*-variants.json`` *files* of one release, and where they were read from.
 
@@ -140,7 +140,6 @@ def read_variants_files(
         remote one does not have its advertised sha256; :raises InvalidMetadata: one is
         malformed (naming it).
     """
-    transport = transport or Transport()
     merged: VariantMetadata | None = None
     where: list[str] = []
     for file in files:

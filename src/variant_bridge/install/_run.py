@@ -152,7 +152,7 @@ def _stage_all(
 def install(
     plan: InstallPlan,
     *,
-    downloads: Downloads | None = None,
+    downloads: Downloads,
     dry_run: bool = False,
     state: State | None = None,
 ) -> InstallResult:
@@ -165,7 +165,7 @@ def install(
     installed (version and variant label), and each variant installed records its origin.
 
     :param downloads: where the chosen wheels are (or are downloaded to); a wheel the command
-        already fetched there is not fetched again. ``None``: a scratch directory.
+        already fetched there is not fetched again.
     :param dry_run: fetch and check every wheel the same way, then stop: the result holds the
         command a real run would run; no installer runs and nothing is installed.
     :param state: what the target has installed, when the caller has just read it.
@@ -177,8 +177,6 @@ def install(
     executable = plan.python.executable
     assert executable is not None  # plan_install() guarantees it
     with scratch_dir("install") as work:
-        if downloads is None:
-            downloads = Downloads(work / "downloads")
         # Every file, dependencies included, passes the one trust gate before anything runs.
         verified = tuple(
             _checked(c, downloads, require_hashes=plan.require_hashes) for c in plan.candidates

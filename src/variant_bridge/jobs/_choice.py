@@ -35,8 +35,10 @@ from variant_bridge.indexes import (
     CoreMetadataReader,
     Downloads,
     PackageFiles,
+    Problem,
     ProblemKind,
 )
+from variant_bridge.indexes.members import MemberTooLarge
 from variant_bridge.jobs._follow import Follow, Option, is_cuda
 from variant_bridge.jobs.target import Target
 from variant_bridge.jobs.toolkits import VariantToolkit, read_toolkits, toolkit_judge
@@ -64,6 +66,9 @@ __all__ = [
     "cpu_fallback",
     "kept_choice",
 ]
+
+_MAX_REASONS = 8
+"""Files named in a one-line failure (the report lists every one)."""
 
 
 @value
@@ -148,8 +153,11 @@ class PackageChoice:
 
     def failure(self) -> str:
         """One line saying why nothing was chosen, listing every rejected file's reason."""
-        reasons = "; ".join(f"{v.filename}: {v.reason}" for v in self.selection.verdicts)
-        return f"no compatible wheel for {self.request} {self.files.version}: {reasons}"
+        reasons = [f"{v.filename}: {v.reason}" for v in self.selection.verdicts]
+        reasons += [f"{s.filename}: skipped: {s.reason}" for s in self.files.skipped]
+        shown = "; ".join(reasons[:_MAX_REASONS])
+        more = f"; and {len(reasons) - _MAX_REASONS} more" if len(reasons) > _MAX_REASONS else ""
+        return f"no compatible wheel for {self.request} {self.files.version}: {shown}{more}"
 
 
 @value
@@ -252,12 +260,18 @@ def _toolkits(files: PackageFiles, base: VariantRanker, ctx: Choosing) -> dict[s
     )
 
 
-def _chosen_requirements(
-    selected: Candidate, ctx: Choosing
-) -> tuple[tuple[str, ...] | None, tuple[Dependency, ...], tuple[str, ...]]:
-    """The chosen wheel's ``Requires-Dist``, those that apply to it on the target, problems."""
+_Read = tuple[tuple[str, ...] | None, tuple[Dependency, ...], tuple[str, ...]]
+
+
+def _chosen_requirements(selected: Candidate, ctx: Choosing) -> _Read:
+    """The chosen wheel's ``Requires-Dist``, those that apply to it on the target, problems.
+
+    :raises MemberTooLarge: its ``METADATA`` is refused for its size (the wheel with it).
+    """
     try:
         metadata = ctx.reader.read(selected, download=ctx.fetch_chosen)
+    except MemberTooLarge:
+        raise
     except (IndexReadError, InvalidMetadata) as e:
         return None, (), (f"cannot read the requirements of {selected.name}: {e}",)
     if metadata is None:
@@ -309,18 +323,34 @@ def choose_files(
     if follow is not None:
         judge = _stack_judge(judge, follow, toolkits, ctx.tables)
     ranker = VariantRanker(target.supported, priorities, explain=explain, judge=judge)
-    selection = select_wheel(files.candidates, ranker, ctx.tags)
+    files, selection, (requirements, applying, problems) = _readable_choice(files, ranker, ctx)
     _refuse_damaged(files, selection.selected, ranker)
-    requirements: tuple[str, ...] | None = None
     duplicates: tuple[Duplicate, ...] = ()
-    problems: tuple[str, ...] = ()
     if selection.selected is not None:
-        requirements, applying, problems = _chosen_requirements(selection.selected, ctx)
         duplicates = _duplicates(applying, target.env, ctx.tables, selection.selected.name)
     return PackageChoice(
         files.project, files, selection, duplicates, requirements,
         MappingProxyType(toolkits), problems, follows=follow,
     )  # fmt: skip
+
+
+def _readable_choice(
+    files: PackageFiles, ranker: VariantRanker, ctx: Choosing
+) -> tuple[PackageFiles, Selection[Candidate], _Read]:
+    """The best wheel whose metadata is not refused, and what it requires: a wheel whose
+    ``METADATA`` is too large to read is no candidate (installing it would cost gigabytes); it
+    is skipped with its reason and the next best is chosen."""
+    while True:
+        selection = select_wheel(files.candidates, ranker, ctx.tags)
+        if selection.selected is None:
+            return files, selection, (None, (), ())
+        try:
+            return files, selection, _chosen_requirements(selection.selected, ctx)
+        except MemberTooLarge as e:
+            problem = Problem(ProblemKind.METADATA_REFUSED, str(e))
+            files = files.refusing(selection.selected, problem)
+            if ctx.downloads.transport.log is not None:  # --verbose lists every refusal
+                ctx.downloads.transport.log(f"  skipped {selection.selected.name}: {problem}")
 
 
 def kept_choice(dist: PythonDistribution) -> PackageChoice:

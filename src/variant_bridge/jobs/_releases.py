@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import SelectionError
 from variant_bridge.indexes import ProjectListing
+from variant_bridge.indexes.prefetch import Prefetch
 from variant_bridge.jobs._choice import Choosing, PackageChoice, choose_files, kept_choice
 from variant_bridge.jobs._follow import Follow
 from variant_bridge.jobs.context import Sources
@@ -58,6 +59,12 @@ class Releases:
         self._installed = installed
         self._listings: dict[str, ProjectListing] = {}
         self._choices: dict[tuple[str, Version], PackageChoice] = {}
+        # The documents of the tree are fetched ahead, concurrently (the choices stay ours).
+        self._prefetch = Prefetch(
+            sources.locations, python=choosing.python, strategy=sources.strategy,
+            tags=self._tags, markers=self._markers, transport=choosing.downloads.transport,
+        )  # fmt: skip
+        self._prefetch.projects((p, SpecifierSet()) for p in sorted(requested))
         self._follows: dict[str, Follow] = {}
 
     def follow(self, follows: Mapping[str, Follow]) -> None:
@@ -149,6 +156,7 @@ class Releases:
         if not lines:
             return ()
         plain = evaluate_dependencies(lines, self._markers, values).applying
+        self._prefetch.dependencies(plain)
         if not extras:
             return plain
         known = {d.text for d in plain}

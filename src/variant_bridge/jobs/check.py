@@ -123,9 +123,9 @@ def _on_platforms(side: WheelSide, platforms: tuple[str, ...]) -> WheelSide:
     return replace(side, variants=tuple(variants))
 
 
-def run_check(request: CheckRequest, downloads: Downloads | None = None) -> CheckReport:
+def run_check(request: CheckRequest, downloads: Downloads) -> CheckReport:
     """Read both sides and compare them; a wheels folder's or index URL's files through the
-    command's *downloads* (cache, ``--verbose``, deadlines; ``None``: a temporary one).
+    command's *downloads* (cache, ``--verbose``, deadlines: ``open_downloads``'s).
 
     :raises ReleaseInputError, InvalidArchList, InvalidMetadata, IndexReadError: bad input.
     """

@@ -9,9 +9,10 @@ a pixi extension or a library caller; docs/library.md)::
 
 - :class:`Sources`: every location checked once, in uv's order of precedence, with the index
   strategy;
-- one :class:`~variant_bridge.indexes.Downloads` (:func:`open_downloads`): the transport with its
-  deadlines, caps and the reporter's lines and progress, the cache, a scratch directory removed
-  when the block ends; so no file is fetched twice in one command;
+- one :class:`~variant_bridge.indexes.Downloads` (:func:`open_downloads`): the command's one
+  transport (kept-alive connections, deadlines, caps, the reporter's lines and progress), the
+  cache, a scratch directory; the transport is closed and the scratch directory removed when the
+  block ends; so no file is fetched twice in one command;
 - the :class:`~variant_bridge.jobs.target.Target`.
 """
 
@@ -168,6 +169,11 @@ def open_downloads(spec: FetchSpec, reporter: Reporter | None = None) -> Iterato
     wheel without a cache) is removed when the block ends, or by the next command when this one
     is killed (:mod:`variant_bridge.indexes.scratch`).
 
+    The block owns the command's one :class:`~variant_bridge.indexes.Transport`: every job below
+    is handed it (through the downloads) and none makes its own; it is closed when the block
+    ends (its kept-alive connections, its prefetching threads, before the scratch directory
+    goes), whether the command ended well or not.
+
     :param reporter: where ``verbose`` lines go (default: stderr) and the progress display
         (default: none).
     :raises ConflictingOptions: see :meth:`FetchSpec.check`.
@@ -187,7 +193,7 @@ def open_downloads(spec: FetchSpec, reporter: Reporter | None = None) -> Iterato
     else:
         transport = Transport(deadline=deadline, log=log, progress=progress)
     root = cache_root(spec)
-    with scratch_dir("downloads") as scratch:
+    with scratch_dir("downloads") as scratch, transport:
         yield Downloads(
             scratch, transport=transport, cache=Cache(root) if root is not None else None
         )

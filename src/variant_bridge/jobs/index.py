@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -41,7 +40,7 @@ from variant_bridge.indexes.variant_files import complete_metadata, read_variant
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.priority import Encoding
-from variant_bridge.solve.channel import write_channel
+from variant_bridge.solve.channel import place_wheel, write_channel
 from variant_bridge.solve.records import (
     Form,
     IndexSettings,
@@ -299,10 +298,7 @@ def _placed(gathered: Gathered, request: IndexRequest) -> Release:
     for wheel in release.wheels:
         url = wheel.url
         if url.startswith("file:"):
-            source = url_to_path(url)
-            destination = target / str(wheel.filename)
-            if source.resolve() != destination.resolve():
-                shutil.copyfile(source, destination)
+            place_wheel(url_to_path(url), target / str(wheel.filename), wheel.sha256)
             url = f"../{WHEELS}/{wheel.filename}"
         placed.append(dataclasses.replace(wheel, url=url))
     return Release(release.project, release.version, tuple(placed), release.metadata)

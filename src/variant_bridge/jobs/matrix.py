@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from variant_bridge.build_matrix import (
     LowerBoundPolicy,
@@ -34,6 +34,9 @@ from variant_bridge.maintainer.conda_inputs import one_package, read_raw_builds
 from variant_bridge.maintainer.conda_side import conda_builds
 from variant_bridge.maintainer.wheels import read_wheel_side
 from variant_bridge.release import CondaBuild
+
+if TYPE_CHECKING:
+    from variant_bridge.indexes import Downloads
 
 __all__ = [
     "ARTIFACTS",
@@ -154,9 +157,11 @@ def _other_tools(request: MatrixRequest) -> Matrix:
     return replace(matrix, notes=(*notes, *matrix.notes))
 
 
-def load_matrix(request: MatrixRequest) -> Matrix:
+def load_matrix(request: MatrixRequest, downloads: Downloads | None = None) -> Matrix:
     """The matrix the request names (exactly one source).
 
+    :param downloads: the command's (``jobs.context.open_downloads``), through which
+        ``--from-wheels`` is read; only that source needs them, and it refuses to run without.
     :raises ReleaseInputError: no source or several, or a source that cannot be read.
     """
     given = [bool(request.declaration), bool(request.from_conda), bool(request.from_wheels),
@@ -194,9 +199,12 @@ def load_matrix(request: MatrixRequest) -> Matrix:
         matrix = replace(matrix, notes=(*matrix.notes, *skipped))
     else:
         assert request.from_wheels is not None
+        if downloads is None:  # a caller's mistake: no job makes a transport of its own
+            raise ValueError("--from-wheels is read through the command's downloads: pass them")
         side = read_wheel_side(
-            request.from_wheels, project=request.project, version=request.version
-        )
+            request.from_wheels, project=request.project, version=request.version,
+            downloads=downloads,
+        )  # fmt: skip
         matrix = matrix_from_wheels(side, platform=request.platform)
     if request.providers is not None:
         matrix = replace(matrix, providers=request.providers)
@@ -234,12 +242,13 @@ def _wheel_artifacts(matrix: Matrix, request: MatrixRequest) -> dict[str, tuple[
     }
 
 
-def run_matrix(request: MatrixRequest) -> MatrixResult:
+def run_matrix(request: MatrixRequest, downloads: Downloads | None = None) -> MatrixResult:
     """The matrix, its build order and every artifact.
 
+    :param downloads: see :func:`load_matrix` (needed for ``--from-wheels`` only).
     :raises ReleaseInputError, InvalidArchList: bad input (one line naming it).
     """
-    matrix = load_matrix(request)
+    matrix = load_matrix(request, downloads)
     order = build_order(matrix)
     artifacts: dict[str, tuple[str, str]] = {
         "variants-yaml": ("variants.yaml", outputs.variants_yaml(matrix, order)),

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 TIMEOUT_VARIABLE = "VARIANT_BRIDGE_HTTP_TIMEOUT"
-"""Seconds a request may take in all before its size adds time (default 60)."""
+"""Seconds a request may take before the bytes it received add time (default 60)."""
 
 IndexStrategyName = Literal["first-index", "unsafe-best-match"]
 INDEX_STRATEGIES: tuple[IndexStrategyName, ...] = ("first-index", "unsafe-best-match")
@@ -215,7 +215,7 @@ class FetchSpec:
     require_hashes: bool = True
     """Installing refuses a remote file whose index lists no sha256."""
     deadline: float | None = None
-    """Seconds a request may take before its size adds time; ``None``:
+    """Seconds a request may take before the bytes it received add time; ``None``:
     ``$VARIANT_BRIDGE_HTTP_TIMEOUT``, else 60."""
     environ: Mapping[str, str] | None = None
     """Where the variables above are read; ``None``: :data:`os.environ`."""

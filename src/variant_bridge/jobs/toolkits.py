@@ -137,6 +137,7 @@ def read_toolkits(
     """
     by_label = {v.label: v for v in variants if not v.is_null}
     wheels = _best_wheels(candidates, by_label, tags)
+    reader.prefetch(wheels[label] for label in sorted(wheels))  # read one after another below
     found: dict[str, VariantToolkit] = {}
     for label, candidate in sorted(wheels.items()):
         read = _one(by_label[label], candidate, reader, environment, tables)

@@ -11,7 +11,6 @@ its wheels' tags, else the defaults given) and turned into toolkit evidence
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,12 +213,14 @@ def read_wheels(
     project: str | None = None,
     version: str | None = None,
     default: WheelTarget | None = None,
-    downloads: Downloads | None = None,
+    downloads: Downloads,
     download: bool = False,
 ) -> WheelSide:
     """The variants of one release from a wheels directory or a simple index URL.
 
-    Each variant's core metadata is read from one of its wheels by PEP 658 or range requests;
+    Every file is listed and read through the command's *downloads* (its transport, cache and
+    ``--verbose``). Each variant's core metadata is read from one of its wheels by PEP 658 or
+    range requests;
     with *download* a wheel is downloaded whole where the index offers neither, else it is left
     unopened (named in :attr:`WheelSide.unread`) and its toolkit comes from its properties and
     label.
@@ -241,13 +242,11 @@ def read_wheels(
         project = project or _project_of(directory)
         source = FindLinks.parse(directory)
     project = str(canonicalize_name(project))
-    with contextlib.ExitStack() as stack:
-        downloads = downloads or stack.enter_context(Downloads.temporary())
-        listed = source.list_files(project, transport=downloads.transport)
-        by_version = _by_version(listed or [], project)
-        chosen = _choose(by_version, version, location)
-        release = _Release(by_version[chosen], project, str(chosen), location, download)
-        return release.read(default or WheelTarget(), downloads)
+    listed = source.list_files(project, transport=downloads.transport)
+    by_version = _by_version(listed or [], project)
+    chosen = _choose(by_version, version, location)
+    release = _Release(by_version[chosen], project, str(chosen), location, download)
+    return release.read(default or WheelTarget(), downloads)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ def read_wheel_side(
     project: str | None = None,
     version: str | None = None,
     target: WheelTarget | None = None,
-    downloads: Downloads | None = None,
+    downloads: Downloads,
     download: bool = False,
 ) -> WheelSide:
     """A wheels folder or index URL, a ``*-variants.json``, or a declaration (TOML).

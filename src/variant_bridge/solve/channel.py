@@ -1,9 +1,12 @@
 """A local conda channel that serves conda packages and variant wheels together.
 
 ``rattler.index`` indexes the conda packages of the channel directory (it writes no ``v3.whl``
-section), then the wheel records are merged into ``<subdir>/repodata.json``: the records of the
-projects indexed now replace that subdir's earlier records of the same projects; other wheel
-records stay. Every file is written whole (a temporary file renamed over it).
+section; packages it indexed before and that did not change are not read again), then the wheel
+records are merged into ``<subdir>/repodata.json``: the records of the projects indexed now
+replace that subdir's earlier records of the same projects; other wheel records stay. Every file
+is written whole (a temporary file beside it, renamed over it), and a wheel already in the
+channel with the same bytes is not copied again (:func:`place_wheel`): indexing into a channel
+that holds the wheels costs no more than indexing into a new one.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,6 +29,7 @@ __all__ = [
     "REPODATA",
     "add_package_records",
     "index_conda_packages",
+    "place_wheel",
     "read_repodata",
     "write_channel",
 ]
@@ -68,11 +73,42 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
+def place_wheel(source: Path, destination: Path, sha256: str) -> bool:
+    """Copy the wheel *source* (whose sha256 is *sha256*) to *destination* in a channel: written
+    beside it and renamed into place, so a reader never sees half a wheel; skipped when
+    *destination* already holds those bytes.
+
+    :returns: whether it was copied.
+    :raises SolveError: it cannot be read or written (naming both paths).
+    """
+    if source.resolve() == destination.resolve():
+        return False
+    try:
+        if destination.is_file() and destination.stat().st_size == source.stat().st_size:
+            from variant_bridge.indexes import file_sha256
+
+            if file_sha256(destination) == sha256:
+                return False
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
+        os.close(handle)
+        try:
+            shutil.copyfile(source, temporary)
+            os.replace(temporary, destination)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise SolveError(f"cannot copy {source} to {destination}: {e.strerror or e}") from e
+    return True
+
+
 def index_conda_packages(channel: Path, *, force: bool = True) -> None:
     """``rattler.index`` over the channel's conda packages (``.conda``/``.tar.bz2``).
 
     :param force: re-read every package; ``False``: only those the repodata does not list yet
-        (rattler reads a whole package into memory to index it).
+        (rattler reads a whole package into memory to index it; those it indexed before are
+        taken from the repodata it wrote then).
     """
     from rattler.index import index_fs
 
@@ -124,7 +160,7 @@ def write_channel(
         )
     }
     if index_conda:
-        index_conda_packages(channel)
+        index_conda_packages(channel, force=False)  # what did not change is not read again
     data = read_repodata(target) or {
         "info": {"subdir": subdir},
         "packages": {},
