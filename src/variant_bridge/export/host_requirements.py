@@ -9,8 +9,10 @@ an ``|`` means. A requirement on a virtual package only a conda plugin provides
 A CPU requirement whose conda form is a list of alternatives (``__archspec 1.* haswell`` OR ...)
 cannot be one line of an environment.yml, which ANDs its lines: it becomes conda-forge's
 ``_x86_64-microarch-level >=N`` where that can be had, otherwise a comment. Non-virtual specs the
-wheels imply (``cuda-version >=12.8,<13``) are reported, not added: the toolkit is pinned
-(docs/semantics.md §3.2, §4.2; docs/share.md, "environment.yml").
+wheels imply (``cuda-version >=12.8,<13``, ``rocm-core 6.4.*``) are reported, not added: the
+export pins the CUDA toolkit itself and other packages as the environment holds them, and the
+header says which one pins each, or that none does (docs/semantics.md §3.2, §4.2; docs/share.md,
+"environment.yml").
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.errors import ExportError, quote
+from variant_bridge.export._header import implied_lines
 from variant_bridge.export.model import ExportModel, PlatformDeclaration
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
@@ -234,6 +235,7 @@ def header(where: str, producer: str, classes: Sequence[tuple[str, ExportModel]]
                 + ", ".join(h.wheels)
                 for h in model.host_requirements
             ]
+        lines += [f"  {line}" for line in implied_lines(model, "in its dependencies")]
         missing = unstated(model, rich=True)
         if missing:
             lines.append("  not enforced by its platform entry (pixi cannot state them):")

@@ -24,7 +24,12 @@ from dataclasses import replace
 from typing import Any
 
 from variant_bridge.errors import ExportError
-from variant_bridge.export._header import copies_lines, intro_lines, undeclared_lines
+from variant_bridge.export._header import (
+    copies_lines,
+    implied_lines,
+    intro_lines,
+    undeclared_lines,
+)
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import (
     CondaDependency,
@@ -279,6 +284,7 @@ def header(model: ExportModel, *, rich: bool | None = None) -> list[str]:
             f"  {h.rattler_spec if len(h.rattler_spec) < 80 else h.spec}  <- " + ", ".join(h.wheels)
             for h in model.host_requirements
         ]
+    lines += implied_lines(model, "in [dependencies]")
     missing = unstated(model, rich=rich)
     if missing:
         lines.append(
