@@ -90,6 +90,16 @@ def test_one_environment_yml_per_class_each_with_its_build(
         "(not pinned: no rocm-core among the dependencies)"
     ) in mi300.splitlines()
     assert "toolkit is pinned" not in mi300
+    # the xpu builds' six Intel device IPs are one fact, said once for both wheels
+    intel = "torch 2.9.0 [xpu], torchvision 0.24.0 [xpu]: intel :: device_ip has no conda "
+    intel += (
+        "counterpart (no conda virtual package describes an Intel GPU); the bridge never maps it"
+    )
+    assert [line for line in stderr.splitlines() if "intel ::" in line] == [
+        f"note: class 'pvc': {intel}"
+    ]
+    pvc = (out / "pvc" / "environment.yml").read_text()
+    assert [line for line in pvc.splitlines() if "intel ::" in line] == [f"# Note: {intel}"]
     assert (
         "# The variant wheels also expect (not added as dependencies): cuda-version >=12.0,<13 "
         "(pinned above: cuda-version=12.6)"

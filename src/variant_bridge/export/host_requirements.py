@@ -62,7 +62,7 @@ def wheel_host_requirements(env: Environment, channels: Sequence[str]) -> HostRe
     for dist in env.python_packages:
         if dist.variant is not None and dist.variant.properties:
             found.add_wheel(dist, dist.variant.properties)
-    return HostRequirements(found.merged(), tuple(found.implied), tuple(found.notes))
+    return HostRequirements(found.merged(), tuple(found.implied), found.all_notes())
 
 
 @dataclass(slots=True)
@@ -73,6 +73,10 @@ class _Found:
     requirements: dict[str, HostRequirement] = field(default_factory=dict)
     implied: dict[str, None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unmapped: dict[tuple[str, str, str], tuple[dict[str, None], dict[str, None]]] = field(
+        default_factory=dict
+    )
+    """``(namespace, feature, reason)`` -> (its values, the wheels): one note per fact."""
 
     def add(self, spec: str, rattler_spec: str, wheel: str, *, expressible: bool = True) -> None:
         known = self.requirements.get(spec)
@@ -113,7 +117,11 @@ class _Found:
         wheel = wheel_text(dist)
         translation = to_conda_specs(properties, tables=self.tables)
         for prop, reason in translation.unmapped:
-            self.notes.append(f"{wheel}: {prop} has no conda counterpart ({reason})")
+            values, wheels = self.unmapped.setdefault(
+                (prop.namespace, prop.feature, reason), ({}, {})
+            )
+            values[prop.value] = None
+            wheels[wheel] = None
         for cs in translation.conda_specs:
             if cs.form == "any" and cs.spec.startswith("__"):
                 self.add(cs.spec, cs.spec, wheel)
@@ -124,6 +132,19 @@ class _Found:
                     a.spec for a in translation.conda_specs if a.alternative_to == cs.spec
                 ]
                 self.add_cpu(cs.spec, alternatives, properties, translation.by_property, wheel)
+
+    def all_notes(self) -> tuple[str, ...]:
+        """The notes, then one per property with no conda counterpart, naming every wheel that
+        has it (an ``xpu`` build's six Intel device IPs are one fact: its feature)."""
+        said = []
+        for (namespace, feature, reason), (values, wheels) in self.unmapped.items():
+            what = f"{namespace} :: {feature}"
+            if reason.startswith(what):  # the reason names the feature as a whole
+                fact = reason
+            else:
+                fact = f"{what} :: {', '.join(values)} has no conda counterpart ({reason})"
+            said.append(f"{', '.join(wheels)}: {fact}")
+        return (*self.notes, *said)
 
     def add_implied(self, spec: str, wheel: str) -> None:
         self.implied.setdefault(spec, None)
