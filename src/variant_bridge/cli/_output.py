@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from variant_bridge.environment import Environment, PythonDistribution, VirtualPackage
+from variant_bridge.environment import (
+    Environment,
+    PythonDistribution,
+    SourceKind,
+    VirtualPackage,
+)
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 if TYPE_CHECKING:
@@ -362,6 +367,21 @@ def _echo_devices(env: Environment) -> None:
         click.echo()
 
 
+_TOOLKIT_ORIGINS = {
+    SourceKind.REQUESTED: "requested with --cuda: nothing here solved one",
+    SourceKind.TARGET: "declared with --target",
+    SourceKind.FROM_CONDA: "declared in the conda specs",
+}
+
+
+def _toolkit_origin(env: Environment) -> str:
+    """Where the toolkit heading's toolkit came from: solved (a prefix's or lock's
+    cuda-version), or requested or declared instead."""
+    if env.toolkit is None:
+        return "the solved cuda-version"
+    return _TOOLKIT_ORIGINS.get(env.toolkit.source.kind, "the solved cuda-version")
+
+
 def echo_environment(
     env: Environment,
     supported: SupportedProperties,
@@ -389,7 +409,7 @@ def echo_environment(
     else:
         click.echo(f"{_INDENT}(none)")
     click.echo()
-    heading("CUDA toolkit (the solved cuda-version)")
+    heading(f"CUDA toolkit ({_toolkit_origin(env)})")
     if env.toolkit is not None:
         _rows([(str(env.toolkit), str(env.toolkit.source))])
     else:
