@@ -46,6 +46,8 @@ __all__ = [
     "MatrixBuild",
     "ProviderChoice",
     "default_label",
+    "family_notes",
+    "family_text",
     "matrix_from_conda",
     "matrix_from_wheels",
     "matrix_table",
@@ -195,6 +197,28 @@ class Matrix:
     def build(self, label: str) -> MatrixBuild | None:
         return next((b for b in self.builds if b.label == label), None)
 
+    def family(
+        self, build: MatrixBuild, tables: MappingTables | None = None
+    ) -> tuple[tuple[str, str], ...]:
+        """The conda variant keys that make *build* a family of its own on the platform
+        (``arm_variant_type=tegra``, ``toolkits.yaml``), from its keys over the matrix's;
+        ``()`` for the family wheels are built for."""
+        return (tables or load_tables()).toolkits.family({**self.conda, **build.conda})
+
+    def families(
+        self, tables: MappingTables | None = None
+    ) -> dict[tuple[tuple[str, str], ...], tuple[MatrixBuild, ...]]:
+        """The builds per family, the wheels' own (``()``) first when it has any."""
+        found: dict[tuple[tuple[str, str], ...], list[MatrixBuild]] = {}
+        for build in self.builds:
+            found.setdefault(self.family(build, tables), []).append(build)
+        return {k: tuple(found[k]) for k in sorted(found, key=lambda k: (k != (), k))}
+
+    def wheel_builds(self, tables: MappingTables | None = None) -> tuple[MatrixBuild, ...]:
+        """The builds wheels are made for: every build but those of a family of its own (no
+        wheel platform tag describes a tegra build)."""
+        return self.families(tables).get((), ())
+
     @classmethod
     def from_table(
         cls, table: Mapping[str, Any], *, where: str, project: Mapping[str, Any] = {}
@@ -306,6 +330,27 @@ def toolkit_problems(matrix: Matrix, tables: MappingTables | None = None) -> lis
                 f"not {build.glibc[0]}.{build.glibc[1]} (toolkits.yaml)"
             )
     return problems
+
+
+def family_text(family: Sequence[tuple[str, str]]) -> str:
+    """``arm_variant_type=tegra``."""
+    return " ".join(f"{k}={v}" for k, v in family)
+
+
+def family_notes(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
+    """One note per build family of its own: conda builds only, numbered among themselves."""
+    notes = []
+    for family, builds in matrix.families(tables).items():
+        if not family:
+            continue
+        labels = ", ".join(b.label for b in builds)
+        notes.append(
+            f"{matrix.platform} {family_text(family)}: {labels} "
+            f"{'is a build family' if len(builds) == 1 else 'are a build family'} of its own "
+            "(toolkits.yaml families: no wheel platform tag describes it): conda builds only, "
+            "numbered among themselves, no wheel variant generated"
+        )
+    return notes
 
 
 def toolkit_notes(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
@@ -495,7 +540,8 @@ def matrix_from_conda(
             python=() if shared_python else build.python_specs,
             conda=MappingProxyType({k: v for k, v in extra.items() if k not in common}),
         )
-        rows.append(replace(row, label=default_label(row)))
+        label = "_".join([default_label(row), *(_clean(v) for _, v in build.family)])
+        rows.append(replace(row, label=label[:_MAX_LABEL]))
     platforms = {b.platform for b in builds}
     if len(platforms) > 1:
         shown = ", ".join(sorted(platforms))

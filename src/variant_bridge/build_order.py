@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from variant_bridge.build_matrix import PRIORITY_FEATURE, PRIORITY_NAMESPACE, Matrix, MatrixBuild
+from variant_bridge.build_matrix import (
+    PRIORITY_FEATURE,
+    PRIORITY_NAMESPACE,
+    Matrix,
+    MatrixBuild,
+    family_text,
+)
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.metadata import Provider, StaticFeature
 from variant_bridge.ranking import Priorities, VariantRanker
@@ -48,6 +54,9 @@ class BuildOrder:
     ties: tuple[tuple[str, str], ...] = ()
     """Pairs PEP 825 ranks equal on some machine (installers then take the first label)."""
     machines: int = 0
+    families: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each build family of its own (``arm_variant_type=tegra``) and its order, least
+    preferred first, when the matrix has one beside the main family."""
 
 
 def _fallback_key(build: MatrixBuild) -> tuple[object, ...]:
@@ -153,8 +162,29 @@ def _order(builds: Sequence[MatrixBuild], edges: Iterable[tuple[str, str]]) -> l
 
 def build_order(matrix: Matrix, *, tables: MappingTables | None = None) -> BuildOrder:
     """The consensus order of the matrix's builds and their build numbers (``build-number`` +
-    position, 0 for the least preferred), with the conflicts that no order resolves."""
+    position, 0 for the least preferred), with the conflicts that no order resolves.
+
+    A build family of its own (``arm_variant_type=tegra``) is ordered and numbered among
+    itself: its packages never compete with the main family's on one machine, and its wheel
+    variants would duplicate theirs. :attr:`BuildOrder.order` is the main family's order (or the
+    only family's); :attr:`BuildOrder.families` holds the others'."""
     tables = tables or load_tables()
+    families = matrix.families(tables)
+    if len(families) == 1:
+        return _one_family(matrix, tables)
+    parts = {f: _one_family(replace(matrix, builds=b), tables) for f, b in families.items()}
+    main = next(iter(parts.values()))
+    return BuildOrder(
+        main.order,
+        {label: n for part in parts.values() for label, n in part.numbers.items()},
+        tuple(c for part in parts.values() for c in part.conflicts),
+        tuple(t for part in parts.values() for t in part.ties),
+        sum(part.machines for part in parts.values()),
+        tuple((family_text(f), part.order) for f, part in parts.items() if f),
+    )
+
+
+def _one_family(matrix: Matrix, tables: MappingTables) -> BuildOrder:
     preferred, ties, count = _preferences(matrix, tables)
     conflicts = []
     for (better, worse), machine in sorted(preferred.items()):

@@ -146,6 +146,47 @@ def test_a_whole_ci_support_folder_gives_one_platforms_matrix(corpus: Path) -> N
     assert arm.matrix.platform == "linux-aarch64"
 
 
+def test_the_tegra_build_is_a_family_of_its_own_not_a_wheel_row(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """pytorch-cpu 2.10.0's linux-aarch64 builds: CPU, CUDA 12.9 and 13.0 for sbsa (the servers
+    manylinux aarch64 wheels are for) and CUDA 12.9 for tegra (Jetson, glibc 2.34)."""
+    folder = corpus / "maint" / "pytorch-cpu-2.10.0-final" / ".ci_support"
+    lists = ("12.9=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+             "13.0=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX",
+             "linux-aarch64,arm_variant_type=tegra:12.9=8.7;10.1+PTX")  # fmt: skip
+    request = MatrixRequest(from_conda=(folder,), arch_lists=lists, platform="linux-aarch64")
+    result = run_matrix(request)
+    matrix = result.matrix
+    assert [b.label for b in matrix.builds] == ["cu129", "null", "cu130", "cu129_tegra"]
+    assert [b.label for b in matrix.wheel_builds()] == ["cu129", "null", "cu130"]
+    # ordered and numbered among themselves: the tegra build competes with no sbsa build
+    assert result.order.order == ("null", "cu129", "cu130")
+    assert result.order.families == (("arm_variant_type=tegra", ("cu129_tegra",)),)
+    assert result.order.numbers == {"null": 0, "cu129": 1, "cu130": 2, "cu129_tegra": 0}
+    assert (
+        "linux-aarch64 arm_variant_type=tegra: cu129_tegra is a build family of its own "
+        "(toolkits.yaml families: no wheel platform tag describes it): conda builds only, "
+        "numbered among themselves, no wheel variant generated"
+    ) in result.notes
+    # the conda side keeps it; the wheel side has no variant for it
+    variants = result.artifacts["variants-yaml"][1]
+    assert "arm_variant_type:\n- sbsa\n- sbsa\n- sbsa\n- tegra\n" in variants
+    assert (
+        "cuda_archs:\n- 50-real;60-real;70-real;75-real;80-real;86-real;90-real;100-real;120\n"
+        in variants
+    )
+    assert "87-real;101\n" in variants
+    for artifact in ("variants-json", "make-variant", "scikit-build"):
+        assert "tegra" not in result.artifacts[artifact][1], artifact
+    # ... and so does the matrix it writes, read back
+    out = tmp_path / "out"
+    write_artifacts(result, out)
+    again = run_matrix(MatrixRequest(declaration=out / "variant-matrix.toml"))
+    assert again.order == result.order
+    assert again.artifacts["variants-yaml"][1].split("\n", 1)[1] == variants.split("\n", 1)[1]
+
+
 def test_a_global_pinning_is_no_package_matrix(corpus: Path) -> None:
     pinning = corpus / "maint" / "conda-forge-pinning" / "conda_build_config.yaml"
     with pytest.raises(ReleaseInputError) as info:

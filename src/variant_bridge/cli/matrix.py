@@ -52,6 +52,8 @@ def _echo_report(result: MatrixResult) -> None:
         )
     ranked = f"{order.machines} machines ranked"
     click.echo(f"preference, least to most preferred ({ranked}): {', '.join(order.order)}")
+    for family, labels in order.families:
+        click.echo(f"  {family}, a build family of its own: {', '.join(labels)}")
     for conflict in order.conflicts:
         click.echo(
             f"CONFLICT {conflict.first} / {conflict.second}: no single build number orders them: "

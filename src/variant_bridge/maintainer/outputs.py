@@ -276,7 +276,7 @@ def recipe_requirements(matrix: Matrix, order: BuildOrder) -> str:
 
 
 def _namespaces(matrix: Matrix, tables: MappingTables) -> list[str]:
-    used = {p.namespace for b in matrix.builds for p in b.properties(tables)}
+    used = {p.namespace for b in matrix.wheel_builds(tables) for p in b.properties(tables)}
     return [ns for ns in (tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE) if ns in used]
 
 
@@ -288,7 +288,8 @@ def pyproject_variant(matrix: Matrix, tables: MappingTables | None = None) -> di
     providers: dict[str, Any] = {}
     for ns in namespaces:
         if ns == PRIORITY_NAMESPACE:
-            values = sorted({b.priority for b in matrix.builds if b.priority is not None})
+            builds = matrix.wheel_builds(tables)
+            values = sorted({b.priority for b in builds if b.priority is not None})
             providers[ns] = {"static-properties": {PRIORITY_FEATURE: [str(v) for v in values]}}
         else:
             providers[ns] = dict(known[ns])
@@ -299,7 +300,7 @@ def variants_json(matrix: Matrix, tables: MappingTables | None = None) -> dict[s
     """The ``{name}-{version}-variants.json`` that ``generate-index-json`` should write."""
     tables = tables or load_tables()
     table = pyproject_variant(matrix, tables)
-    variants = {b.label: b.description(tables).to_dict() for b in matrix.builds}
+    variants = {b.label: b.description(tables).to_dict() for b in matrix.wheel_builds(tables)}
     return {"$schema": VARIANTS_SCHEMA, **table, "variants": dict(sorted(variants.items()))}
 
 
@@ -315,7 +316,7 @@ def make_variant_lines(
     plain wheel of each build is *plain_wheel* with ``{label}`` filled in."""
     tables = tables or load_tables()
     lines = []
-    for build in matrix.builds:
+    for build in matrix.wheel_builds(tables):
         words = ["variantlib", "make-variant"]
         if matrix.providers == "bridge":
             words.append("--no-isolation")
@@ -350,7 +351,7 @@ def scikit_build_overrides(matrix: Matrix, tables: MappingTables | None = None) 
     """``[tool.scikit-build]`` override tables, one per build, selected by ``VARIANT_LABEL``."""
     tables = tables or load_tables()
     overrides = []
-    for build in matrix.builds:
+    for build in matrix.wheel_builds(tables):
         table: dict[str, Any] = {"if": {"env": {"VARIANT_LABEL": build.label}}}
         if build.is_null:
             table["null-variant"] = True
