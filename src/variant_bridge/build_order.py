@@ -61,12 +61,33 @@ class BuildOrder:
 
 def _fallback_key(build: MatrixBuild) -> tuple[object, ...]:
     cuda = build.cuda.key if build.cuda is not None else (-1, -1)
+    rocm = build.rocm or (-1, -1)
     priority = -(build.priority or 0)
-    return (cuda, build.x86_64_level or 0, priority, build.label)
+    return (cuda, rocm, build.x86_64_level or 0, priority, build.label)
 
 
-def machines(matrix: Matrix) -> list[list[str]]:
-    """The grid of machines, each as ``--from-conda`` specs."""
+def _amd_machines(matrix: Matrix, tables: MappingTables) -> list[list[str]]:
+    """An AMD GPU of each gfx name the ROCm builds list, with no ROCm runtime (every release is
+    supported, newest first), and the first one with each ROCm release of the matrix."""
+    from variant_bridge.gfx_archs import isa_of, isa_text
+
+    amd = tables.amd
+    names = dict.fromkeys(g for b in matrix.builds for g in b.gfx)
+    isas = [isa_text(i) for g in names if (i := isa_of(g, amd.gfx_prefix)) is not None]
+    if not isas:
+        return []
+    gpu = [f"{amd.driver_package}={amd.driver_version}"]
+    releases = sorted({b.rocm for b in matrix.builds if b.rocm is not None})
+    runtime = amd.runtime_packages[0]
+    return [
+        *([*gpu, f"{amd.arch_package}={isa}"] for isa in isas),
+        *([*gpu, f"{amd.arch_package}={isas[0]}", f"{runtime}={r[0]}.{r[1]}"] for r in releases),
+    ]
+
+
+def machines(matrix: Matrix, tables: MappingTables | None = None) -> list[list[str]]:
+    """The grid of machines, each as ``--from-conda`` specs: NVIDIA drivers and GPUs and CPU
+    levels, then AMD GPUs (:func:`_amd_machines`)."""
     drivers = sorted(
         {b.cuda.key for b in matrix.builds if b.cuda}
         | {b.driver.key for b in matrix.builds if b.driver},
@@ -85,7 +106,7 @@ def machines(matrix: Matrix) -> list[list[str]]:
                 if level is not None:
                     specs.append(f"__archspec=1={'x86_64' if level == 1 else f'x86_64_v{level}'}")
                 grid.append(specs)
-    return grid
+    return grid + _amd_machines(matrix, tables or load_tables())
 
 
 def _priorities(matrix: Matrix, tables: MappingTables) -> Priorities:
@@ -94,7 +115,8 @@ def _priorities(matrix: Matrix, tables: MappingTables) -> Priorities:
     if values:
         feature = StaticFeature(PRIORITY_FEATURE, tuple(str(v) for v in values))
         providers = (Provider(PRIORITY_NAMESPACE, static_properties=(feature,)),)
-    return Priorities((tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE), providers)
+    namespaces = (tables.nvidia.namespace, tables.amd.namespace, X86_64, PRIORITY_NAMESPACE)
+    return Priorities(namespaces, providers)
 
 
 def _preferences(
@@ -105,7 +127,7 @@ def _preferences(
     priorities = _priorities(matrix, tables)
     preferred: dict[tuple[str, str], str] = {}
     ties: set[tuple[str, str]] = set()
-    grid = machines(matrix)
+    grid = machines(matrix, tables)
     for specs in grid:
         facts = read_conda_specs(specs, platform=matrix.platform, tables=tables)
         supported = supported_properties(facts.environment, policy="driver", tables=tables)

@@ -315,6 +315,8 @@ def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
                 "cuda": str(b.cuda) if b.cuda else None,
                 "driver": str(b.driver) if b.driver else None,
                 "sm_arch": list(b.archs.sm_arch) if b.archs else [],
+                "rocm": f"{b.rocm[0]}.{b.rocm[1]}" if b.rocm else None,
+                "gfx_arch": list(b.gfx),
                 "x86_64_level": b.x86_64_level,
                 "glibc": f"{b.glibc[0]}.{b.glibc[1]}" if b.glibc else None,
                 "priority": b.priority,
