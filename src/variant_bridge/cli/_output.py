@@ -17,6 +17,7 @@ from variant_bridge.environment import (
     Environment,
     PythonDistribution,
     SourceKind,
+    Toolkit,
     VirtualPackage,
 )
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
@@ -38,6 +39,7 @@ __all__ = [
     "health_json",
     "json_option",
     "supported_json",
+    "toolkit_json",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -73,6 +75,13 @@ def heading(text: str) -> None:
 
 def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
     return {"name": vp.name, "version": vp.version, "build": vp.build, "source": str(vp.source)}
+
+
+def toolkit_json(toolkit: Toolkit | None) -> dict[str, str] | None:
+    """A toolkit or runtime package (``cuda-version``, ``rocm-core``) with its source."""
+    if toolkit is None:
+        return None
+    return {"package": toolkit.package, "version": toolkit.version, "source": str(toolkit.source)}
 
 
 def supported_json(supported: SupportedProperties) -> dict[str, Any]:
@@ -162,26 +171,10 @@ def environment_json(
         "python_source": None if env.python_source is None else str(env.python_source),
         "policy": supported.policy,
         "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
-        "toolkit": (
-            None
-            if env.toolkit is None
-            else {
-                "package": env.toolkit.package,
-                "version": env.toolkit.version,
-                "source": str(env.toolkit.source),
-            }
-        ),
+        "toolkit": toolkit_json(env.toolkit),
         # The ROCm runtime (amd :: rocm_version), each GPU when several are known, and the
         # features no conda package describes (Intel's device_ip), each with its source.
-        "rocm": (
-            None
-            if env.rocm is None
-            else {
-                "package": env.rocm.package,
-                "version": env.rocm.version,
-                "source": str(env.rocm.source),
-            }
-        ),
+        "rocm": toolkit_json(env.rocm),
         "gpus": [_virtual_package_json(vp) for vp in env.gpus],
         "declared_features": [
             {
