@@ -23,6 +23,7 @@ from variant_bridge.environment import (
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 if TYPE_CHECKING:
+    from variant_bridge.export.model import PipRequirement
     from variant_bridge.health import Detail, Finding, Fix, HealthReport
     from variant_bridge.translate.evidence import InstalledToolkit, ToolkitEvidence
 
@@ -40,6 +41,7 @@ __all__ = [
     "json_option",
     "supported_json",
     "toolkit_json",
+    "variant_wheels_json",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,6 +77,23 @@ def heading(text: str) -> None:
 
 def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
     return {"name": vp.name, "version": vp.version, "build": vp.build, "source": str(vp.source)}
+
+
+def variant_wheels_json(pip: Iterable[PipRequirement]) -> list[dict[str, Any]]:
+    """An export's variant wheels (its labelled pip requirements): where each pins, and the
+    copy its file was written to."""
+    return [
+        {
+            "name": p.name,
+            "version": p.version,
+            "label": p.label,
+            "url": p.url,
+            "sha256": p.sha256,
+            "copy": p.copy,
+        }
+        for p in pip
+        if p.label is not None
+    ]
 
 
 def toolkit_json(toolkit: Toolkit | None) -> dict[str, str] | None:
