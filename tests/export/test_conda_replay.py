@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from tests.worlds.channel import Channel
 from tests.worlds.prefix import install_prefix, site_packages, solve
 from tests.worlds.torch_index import declared_lines, real_document
 from tests.worlds.wheels import make_wheel
+from variant_bridge.indexes import file_sha256
 from variant_bridge.markers import VariantValues, variant_lines
 from variant_bridge.properties import VariantDescription, VariantProperty
 
@@ -113,10 +115,20 @@ def test_the_exported_environment_yml_replays_with_stock_conda_parts(
     assert plain
     assert all(" --hash=sha256:" in line for line in plain), plain
     assert any(line.startswith("file:./variant-wheels/torch-2.9.0-") for line in pip_lines)
+    site = _pip_step(share, pip_lines, tmp_path / "venv")
+    assert installed_label(site, "torch") == LABEL
+    for pin in ("nvidia-cublas==12.8.4.1", "triton==3.6.0", "filelock==3.20.0"):
+        name, version = pin.split("==")
+        assert list(site.glob(f"{name.replace('-', '_')}-{version}.dist-info")), pin
+
+
+def _pip_step(share: Path, pip_lines: list[str], venv: Path) -> Path:
+    """conda's pip step: *pip_lines* in a requirements file in *share*, installed from there by
+    pip into a fresh venv, offline (its index a closed port); the venv's site-packages."""
     requirements = share / "condaenv.replay.requirements.txt"
     requirements.write_text("\n".join(pip_lines) + "\n")
-    python = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "venv", str(python.parent.parent)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     environ |= {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
     done = subprocess.run(
@@ -124,11 +136,49 @@ def test_the_exported_environment_yml_replays_with_stock_conda_parts(
         cwd=share, env=environ, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
-    assert installed_label(site, "torch") == LABEL
-    for pin in ("nvidia-cublas==12.8.4.1", "triton==3.6.0", "filelock==3.20.0"):
-        name, version = pin.split("==")
-        assert list(site.glob(f"{name.replace('-', '_')}-{version}.dist-info")), pin
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def test_a_wheel_with_variant_markers_replays_from_its_decided_copy(tmp_path: Path) -> None:
+    """gpulib's variants pin their cuBLAS wheel by ``variant_label == 'cu12X'`` markers, as torch
+    pins its components; pip refuses such a wheel ("invalid metadata"), so the copy beside
+    environment.yml carries the markers decided for the installed variant, and is pinned by its
+    own sha256."""
+    from tests.cli.conftest import run_script
+    from tests.worlds.gpu_env import CUBLAS, gpu_channel, gpulib_wheels, make_env
+
+    channel = gpu_channel(tmp_path / "channel")
+    wheels = gpulib_wheels(tmp_path / "wheels")
+    prefix = make_env(channel, tmp_path / "a", "12.6")
+    installed = run_script("install", "gpulib", "-f", str(wheels), "--prefix", str(prefix),
+                           env={"CONDA_OVERRIDE_CUDA": "12.9"})  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    share = tmp_path / "share"
+    share.mkdir()
+    target = share / "environment.yml"
+    result = Cli()("export", "--prefix", str(prefix), "-f", str(wheels), "-o", str(target),
+                   env=OVERRIDES)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+
+    original = next(wheels.glob("gpulib-1.0-*-cu126.whl"))
+    copy = share / "variant-wheels" / "gpulib-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(copy) as archive:
+        metadata = archive.read("gpulib-1.0.dist-info/METADATA").decode()
+        assert archive.read("gpulib-1.0.dist-info/variant.json")  # still says its variant
+    assert f"Requires-Dist: nvidia-cublas-cu12=={CUBLAS['12.6']}\n" in metadata
+    assert "variant_label" not in metadata
+    assert CUBLAS["12.4"] not in metadata  # the other variant's pin is gone
+    text = target.read_text()
+    copy_sha, original_sha = file_sha256(copy), file_sha256(original)
+    assert copy_sha != original_sha
+    assert f"file:./variant-wheels/gpulib-1.0-py3-none-any.whl#sha256={copy_sha}" in text
+    assert f"{original.name}#sha256={original_sha} [cu126]" in text  # the header's faithful pin
+    assert "copies (variant markers decided for their variant" in text
+
+    pip_lines = next(d for d in yaml.safe_load(text)["dependencies"] if isinstance(d, dict))
+    site = _pip_step(share, pip_lines["pip"], tmp_path / "venv")
+    assert installed_label(site, "gpulib") == "cu126"
+    assert list(site.glob(f"nvidia_cublas_cu12-{CUBLAS['12.6']}.dist-info"))
 
 
 def test_a_wheel_of_unknown_origin_is_named_and_turns_hashing_off(

@@ -10,10 +10,12 @@ toolkit, so the solver cannot mix them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -200,14 +202,20 @@ def test_solve_on_a_channel_index_wrote_installs_and_locks_the_wheels_it_holds(
     labels = {d["name"]: d["label"] for d in json.loads(detected.stdout)["variant_wheels"]}
     assert labels == {"torch": "cuda12.6", "torchvision": "cuda12.6"}
     # The lock names the variant wheels by their plain-named copies beside it (pixi's installer
-    # accepts those), byte for byte the channel's cuda12.6 files.
+    # accepts those): the channel's cuda12.6 files with their variant markers decided (uv cannot
+    # read them), each locked with its own sha256.
     text = lock.read_text()
     assert "variant-wheels/torch-2.9.0-py3-none-any.whl" in text
     copy = tmp_path / "variant-wheels" / "torch-2.9.0-py3-none-any.whl"
-    assert (
-        copy.read_bytes()
-        == (channel / "wheels" / "torch-2.9.0-py3-none-any-cuda12.6.whl").read_bytes()
-    )
+    original = channel / "wheels" / "torch-2.9.0-py3-none-any-cuda12.6.whl"
+    with zipfile.ZipFile(copy) as ours, zipfile.ZipFile(original) as theirs:
+        variant = "torch-2.9.0.dist-info/variant.json"
+        assert ours.read(variant) == theirs.read(variant)
+        metadata = ours.read("torch-2.9.0.dist-info/METADATA").decode()
+    assert "variant_label" not in metadata
+    assert "Requires-Dist: nvidia-cublas==12.6.4.1" in metadata
+    assert "nvidia-cublas==12.8.4.1" not in metadata
+    assert f"sha256: {hashlib.sha256(copy.read_bytes()).hexdigest()}" in text
     assert text.count("sha256:") >= 4
     relocked = cli("detect", "--lockfile", str(lock), "--json")
     assert relocked.exit_code == 0, relocked.stderr

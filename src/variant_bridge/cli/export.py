@@ -185,8 +185,9 @@ def export(
     changes only the entries it marked as its own (# variant-bridge) and leaves every line you
     wrote exactly as it was, with a note where it would want another value.
 
-    Written to a file, the variant wheels are copied byte for byte into variant-wheels/ beside
-    it under names pip 23 and uv accept, and pinned there by relative paths; --pin-filenames
+    Written to a file, the variant wheels are copied into variant-wheels/ beside it under names
+    pip 23 and uv accept (variant markers decided, as install does), and pinned there by
+    relative paths; --pin-filenames
     pins the variant files themselves (only installers with wheel-variant support accept them),
     --wheels-dir DIR copies elsewhere. Wheels are looked up in --find-links/--index-url in the
     order select consults them (uv's), and a wheel fetched to compare it is the file copied.

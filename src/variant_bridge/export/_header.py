@@ -5,9 +5,9 @@ view, and the faithful pins behind ``--wheels-dir`` copies (docs/share.md, "envi
 from __future__ import annotations
 
 from variant_bridge.export.history import spec_name
-from variant_bridge.export.model import ExportModel
+from variant_bridge.export.model import ExportModel, PipRequirement
 
-__all__ = ["copies_lines", "implied_lines", "intro_lines", "undeclared_lines"]
+__all__ = ["copies_kind", "copies_lines", "implied_lines", "intro_lines", "undeclared_lines"]
 
 
 def intro_lines(model: ExportModel, where: str, *, recreate: str | None = None) -> list[str]:
@@ -25,6 +25,13 @@ def intro_lines(model: ExportModel, where: str, *, recreate: str | None = None) 
     return lines + [f"  {line}" for line in model.view.lines()]
 
 
+def copies_kind(copied: list[PipRequirement]) -> str:
+    """What the copies are: byte-identical, or with their variant markers decided."""
+    if any(p.copy_changed for p in copied):
+        return "copies (variant markers decided for their variant, which pip and uv cannot read)"
+    return "byte-identical copies"
+
+
 def copies_lines(model: ExportModel, where: str) -> list[str]:
     """Header lines for ``--wheels-dir``: what the copies are, and the faithful pins."""
     copied = [p for p in model.pip if p.copy is not None]
@@ -32,7 +39,7 @@ def copies_lines(model: ExportModel, where: str) -> list[str]:
         return []
     folder = model.local_reference(model.wheels_dir) if model.wheels_dir else model.wheels_dir
     intro = (
-        f"{where[:1].upper()}{where[1:]} name byte-identical copies of the variant wheels in "
+        f"{where[:1].upper()}{where[1:]} name {copies_kind(copied)} of the variant wheels in "
         f"{folder}, under their non-variant filenames (which pip and uv accept); "
         "the exact files they were installed from:"
     )

@@ -106,8 +106,10 @@ class PipRequirement:
     """One line of the ``pip:`` section / one ``[pypi-dependencies]`` entry.
 
     :param url: the exact file the wheel was installed from (the faithful pin), or ``None``.
-    :param copy: the absolute path of a byte-identical copy under the wheel's non-variant
+    :param copy: the absolute path of the wheel's installable copy under its non-variant
         filename (``--wheels-dir``), which pip and uv accept; ``None`` when not copied.
+    :param copy_sha256: the copy's sha256: :attr:`sha256` unless the copy's variant markers
+        were decided (:mod:`variant_bridge.indexes.installable`), which changes its ``METADATA``.
     :param copy_relative: :attr:`copy` relative to the exported file's directory
         (``./wheels/x-1.0-py3-none-any.whl``), for pixi's ``{ path = ... }``.
     :param properties: the variant's properties (``nvidia :: sm_arch :: 90_real``).
@@ -122,6 +124,7 @@ class PipRequirement:
     note: str | None = None
     copy: str | None = None
     copy_relative: str | None = None
+    copy_sha256: str | None = None
     properties: tuple[str, ...] = ()
     size: int | None = None
     any_version: bool = False
@@ -147,11 +150,22 @@ class PipRequirement:
         with wheel-variant support accept."""
         return self.copy is None and self.url is not None and is_variant_filename(self.url)
 
-    def _line(self, url: str | None) -> str:
+    def _line(self, url: str | None, sha256: str | None = None) -> str:
         if url is None:
             return self.name if self.any_version else f"{self.name}=={self.version}"
-        fragment = f"#sha256={self.sha256}" if self.sha256 else ""
+        sha256 = sha256 or self.sha256
+        fragment = f"#sha256={sha256}" if sha256 else ""
         return f"{self.name} @ {url}{fragment}"
+
+    @property
+    def copy_changed(self) -> bool:
+        """Whether the copy's bytes differ from the original's (its variant markers decided)."""
+        return self.copy_sha256 is not None and self.copy_sha256 != self.sha256
+
+    @property
+    def file_sha256(self) -> str | None:
+        """The sha256 of the file the line names: the copy's when there is one."""
+        return self.copy_sha256 or self.sha256 if self.copy is not None else self.sha256
 
     @property
     def copy_is_beside(self) -> bool:
@@ -167,10 +181,10 @@ class PipRequirement:
         the directory conda runs it in, the environment.yml's.
         """
         if self.copy_is_beside:
-            fragment = f"#sha256={self.sha256}" if self.sha256 else ""
+            fragment = f"#sha256={self.file_sha256}" if self.file_sha256 else ""
             return f"file:{self.copy_relative}{fragment}"
         if self.copy is not None:
-            return self._line(Path(self.copy).as_uri())
+            return self._line(Path(self.copy).as_uri(), self.file_sha256)
         return self.reference
 
 
@@ -178,8 +192,8 @@ VARIANT_FILENAMES_NOTE = (
     "the variant wheels are pinned by their variant filenames (name-version-...-LABEL.whl), which "
     "pip and uv without --preview-features wheel-variants refuse: install those lines with "
     "`uv pip install --preview-features wheel-variants`, or write the export to a file (-o FILE, "
-    "without --pin-filenames) or pass --wheels-dir DIR to pin byte-identical copies under names "
-    "every installer accepts"
+    "without --pin-filenames) or pass --wheels-dir DIR to pin copies under names every installer "
+    "accepts"
 )
 """Said in the header and on stderr when a pip line names a variant filename."""
 

@@ -7,7 +7,7 @@
 A wheel whose file name carries a variant label cannot be in a pylock.toml today: packaging
 (PEP 751's reference) refuses the name as a wheel filename, and uv 0.13.9 refuses to install it,
 even with ``--preview-features wheel-variants``. The lock therefore always names the
-byte-identical copies under their non-variant names (``--wheels-dir``, by default
+installable copies under their non-variant names (``--wheels-dir``, by default
 ``variant-wheels/`` beside the lock), which install with any uv; the variant files they are
 copies of are recorded in the tool table.
 """
@@ -49,7 +49,7 @@ def _wheel(model: ExportModel, requirement: PipRequirement) -> dict[str, Any]:
         wheel = {"name": _file_name(requirement.url), "url": requirement.url}
     if requirement.size is not None:
         wheel["size"] = requirement.size
-    wheel["hashes"] = {"sha256": requirement.sha256}
+    wheel["hashes"] = {"sha256": requirement.file_sha256}
     return wheel
 
 

@@ -1,15 +1,21 @@
-"""``--wheels-dir``: copy each pinned variant wheel, byte for byte, to its non-variant filename
+"""``--wheels-dir``: copy each pinned variant wheel to its non-variant filename
 (:attr:`WheelFilename.base`, what ``variant-bridge install`` hands to pip), which pip and uv
-without wheel-variant support accept, and point the export at the copies: the ``#sha256=`` stays
-the original's. Each copy is atomic and hash-checked; a failure removes the copies and directories
-made so far, and :func:`copied_wheels` also when the export written after them fails
-(docs/share.md, "Installing without wheel-variant support", "Nothing lost").
+without wheel-variant support accept, and point the export at the copies. A wheel whose
+``Requires-Dist`` carries variant markers (torch's ``variant_label == 'cuda12.8'`` pins) is copied
+with those markers decided for its variant (:mod:`variant_bridge.indexes.installable`), since pip
+and uv refuse them, and the export pins the copy's sha256; any other wheel is copied byte for
+byte. The header names the original files with their own sha256. Each copy is atomic and
+hash-checked against the original's pin; a failure removes the copies and directories made so
+far, and :func:`copied_wheels` also when the export written after them fails (docs/share.md,
+"Installing without wheel-variant support", "Nothing lost").
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import zipfile
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -23,7 +29,7 @@ from variant_bridge.errors import (
     NotRegularFileError,
     VariantBridgeError,
 )
-from variant_bridge.export._atomic import AfterChunk, copy_atomic
+from variant_bridge.export._atomic import AfterChunk, copy_atomic, regular_target
 from variant_bridge.export.model import (
     VARIANT_FILENAMES_NOTE,
     ExportModel,
@@ -32,6 +38,9 @@ from variant_bridge.export.model import (
 )
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, Downloads, file_sha256, url_to_path
+from variant_bridge.indexes.installable import decided_metadata, write_with_metadata
+from variant_bridge.markers import VariantValues
+from variant_bridge.properties import VariantDescription, VariantProperty
 
 __all__ = [
     "DEFAULT_WHEELS_DIR",
@@ -86,6 +95,9 @@ def _copy(
     target = directory / _filename(url).base
     source = _source(requirement, url, downloads)
     wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
+    metadata = _decided_metadata(requirement, source, wheel)
+    if metadata is not None:
+        return _write_decided(requirement, source, target, metadata, overwrite=overwrite)
     try:
         if target.is_file():
             existing = file_sha256(target)
@@ -108,6 +120,69 @@ def _copy(
         raise ExportError(f"cannot copy {wheel} to {str(target)!r}: it is {e.kind}") from e
     except OSError as e:
         raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e.strerror or e}") from e
+    return target, sha256
+
+
+def _values(requirement: PipRequirement) -> VariantValues:
+    """The variant variables of a pinned variant wheel: its label and properties."""
+    try:
+        properties = [VariantProperty.parse(p) for p in requirement.properties]
+        return VariantValues.of(VariantDescription.of(properties, requirement.label))
+    except VariantBridgeError:  # properties the wheel declares unsorted or twice: the label
+        return VariantValues(label=requirement.label or "")
+
+
+def _decided_metadata(requirement: PipRequirement, source: Path, wheel: str) -> bytes | None:
+    try:
+        return decided_metadata(source, _values(requirement))
+    except VariantBridgeError as e:
+        raise ExportError(f"cannot copy {wheel}: {e}") from e
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as e:
+        raise ExportError(f"cannot copy {wheel}: {source} is not a readable wheel ({e})") from e
+
+
+def _write_decided(
+    requirement: PipRequirement,
+    source: Path,
+    target: Path,
+    metadata: bytes,
+    *,
+    overwrite: bool | Collection[Path],
+) -> tuple[Path, str]:
+    """The copy of a wheel with variant markers: the original checked against its pin, the copy
+    written beside *target* and renamed into place (unless the same bytes are there already)."""
+    wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
+    try:
+        regular_target(target)
+        actual = file_sha256(source)
+        if requirement.sha256 is not None and actual != requirement.sha256.lower():
+            raise ExportError(
+                f"cannot copy {wheel}: {source} has sha256 {actual}, but the export pins "
+                f"{requirement.sha256} (nothing was copied)"
+            )
+        write_with_metadata(source, partial, metadata)
+        sha256 = file_sha256(partial)
+        if target.is_file():
+            existing = file_sha256(target)
+            if existing == sha256:
+                return target, existing  # already there, same bytes
+            if not (overwrite is True or (overwrite and target in overwrite)):
+                raise ExportError(
+                    f"{str(target)!r} exists with other content (sha256 {existing}); pass "
+                    f"--force to replace it with {wheel}"
+                )
+        os.replace(partial, target)
+    except NotRegularFileError as e:
+        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: it is {e.kind}") from e
+    except VariantBridgeError as e:
+        if isinstance(e, ExportError):
+            raise
+        raise ExportError(f"cannot copy {wheel}: {e}") from e
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e}") from e
+    finally:
+        partial.unlink(missing_ok=True)
     return target, sha256
 
 
@@ -236,7 +311,8 @@ def _copy_all(
     pip = [
         replace(
             requirement,
-            sha256=copies[requirement.name][1],
+            sha256=requirement.sha256 or copies[requirement.name][1],
+            copy_sha256=copies[requirement.name][1],
             copy=str(copies[requirement.name][0]),
             copy_relative=relative_reference(copies[requirement.name][0], base),
             size=copies[requirement.name][0].stat().st_size,

@@ -28,14 +28,14 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
-from variant_bridge.errors import HashMismatch, InstallError
+from variant_bridge.errors import HashMismatch, InstallError, InvalidMetadata
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.archive import check_wheel_archive
 from variant_bridge.indexes.download import file_sha256
+from variant_bridge.indexes.installable import installable_copy
 from variant_bridge.indexes.scratch import scratch_dir
 from variant_bridge.indexes.trust import VerifiedFile, verify
 from variant_bridge.install._child import dies_with_parent
-from variant_bridge.install._markers import stage_wheel
 from variant_bridge.install._origin import record_origin
 from variant_bridge.install._state import State, read_state
 from variant_bridge.markers import VariantValues
@@ -68,13 +68,14 @@ def _checked(candidate: Candidate, downloads: Downloads, *, require_hashes: bool
 
 def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
     """A copy of the checked file *path* the installer accepts: renamed (no variant label) and
-    its variant markers decided for the chosen variant (:mod:`._markers`)."""
+    its variant markers decided for the chosen variant (:mod:`~variant_bridge.indexes.installable`).
+    """
     values = VariantValues.of(candidate.variant)
     if candidate.label is not None and candidate.variant is None:
         values = VariantValues(label=candidate.label)
     try:
-        stage_wheel(path, staged, values)
-    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as e:
+        installable_copy(path, staged, values)
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, InvalidMetadata) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e

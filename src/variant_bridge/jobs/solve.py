@@ -415,17 +415,22 @@ def locked_wheels(
             file = url_to_path(candidate.url)
         elif wheel.label is not None:
             file = ctx.downloads.get(candidate)  # copied beside the lock: fetched, hash-checked
-        location = place_wheel(candidate.filename, candidate.url, file, wheel.sha256, lock_dir,
-                               folder=folder or COPIES_DIR)  # fmt: skip
+        values = VariantValues.of(candidate.variant)
+        if candidate.label is not None and candidate.variant is None:
+            values = VariantValues(label=candidate.label)
+        location, sha256 = place_wheel(
+            candidate.filename, candidate.url, file, wheel.sha256, lock_dir,
+            folder=folder or COPIES_DIR, values=values,
+        )  # fmt: skip
         wheels.append(
             LockedWheel(
                 wheel.package.name,
                 wheel.package.version,
                 location,
-                wheel.sha256,
+                sha256,
                 # decided for the variant: a lock's requirements are PEP 508, which has no
                 # variant_namespaces (rattler refuses the lock), and they are this file's
-                tuple(variant_lines(wheel.requires_dist, VariantValues.of(candidate.variant))),
+                tuple(variant_lines(wheel.requires_dist, values)),
                 candidate.requires_python,
             )
         )

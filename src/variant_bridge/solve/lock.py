@@ -2,8 +2,10 @@
 
 Conda packages are ``conda:`` entries; each wheel is a ``pypi:`` entry. pixi's PyPI installer (uv
 without wheel-variant support) refuses a variant filename (``torch-2.9.0-...-cu128.whl``), so a
-chosen variant wheel is locked as its byte-identical copy under its standard filename in
-``variant-wheels/`` beside the lock (:func:`place_wheel`), as ``export`` does; plain wheels keep
+chosen variant wheel is locked as its installable copy under its standard filename in
+``variant-wheels/`` beside the lock (:func:`place_wheel`), as ``export`` does: its variant markers
+decided (:mod:`variant_bridge.indexes.installable`), since uv cannot read them either, so the
+file's ``Requires-Dist`` says what the lock's entry says; plain wheels keep
 their file (a path relative to the lock when inside its folder) or URL. Every entry has its
 sha256 and ``Requires-Dist``; the environment lists its ``indexes`` (PyPI first, as pixi writes
 it, then the solve's) and ``find-links``, as real locks do. py-rattler 0.28 records neither
@@ -18,16 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment
-from variant_bridge.errors import SolveError
+from variant_bridge.errors import SolveError, VariantBridgeError
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes.installable import installable_copy
+from variant_bridge.markers import VariantValues
 
 __all__ = [
     "COPIES_DIR",
@@ -86,25 +90,30 @@ def _relative(path: Path, folder: Path) -> str | None:
     return f"./{inside.as_posix()}"
 
 
-def _copy_checked(source: Path, target: Path, sha256: str) -> None:
-    """Copy *source* to *target* atomically, refusing bytes without the locked hash."""
-    if target.is_file() and _sha256(target) == sha256:
-        return  # already there: re-locking is idempotent
+def _copy_checked(source: Path, target: Path, sha256: str, values: VariantValues) -> str:
+    """Write the installable copy of *source* (which must have the *sha256* the solve chose)
+    to *target* atomically; returns the copy's sha256."""
+    actual = _sha256(source)
+    if actual != sha256:
+        raise SolveError(f"cannot lock {source}: it has sha256 {actual}, not {sha256}")
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(handle)
     try:
-        shutil.copyfile(source, temporary)
-        actual = _sha256(Path(temporary))
-        if actual != sha256:
-            raise SolveError(f"cannot lock {source}: it has sha256 {actual}, not {sha256}")
+        installable_copy(source, Path(temporary), values)
+        copied = _sha256(Path(temporary))
+        if target.is_file() and _sha256(target) == copied:
+            return copied  # already there: re-locking is idempotent
         os.replace(temporary, target)
-    except OSError as e:
+        return copied
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError) as e:
+        raise SolveError(
+            f"cannot copy {source} to {target}: {getattr(e, 'strerror', None) or e}"
+        ) from e
+    except VariantBridgeError as e:
+        raise SolveError(f"cannot lock {source}: {e}") from e
+    finally:
         Path(temporary).unlink(missing_ok=True)
-        raise SolveError(f"cannot copy {source} to {target}: {e.strerror or e}") from e
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _sha256(path: Path) -> str:
@@ -123,24 +132,26 @@ def place_wheel(
     lock_dir: Path,
     *,
     folder: str = COPIES_DIR,
-) -> str:
-    """Where the lock names one chosen wheel: a variant wheel's byte-identical copy under its
-    standard filename in *folder* (``variant-wheels/``, or a node class's
-    ``variant-wheels/<class>/``) beside the lock (copied from *file*, hash-checked); a plain
-    wheel's path (relative to the lock when inside its folder) or URL.
+    values: VariantValues | None = None,
+) -> tuple[str, str]:
+    """Where the lock names one chosen wheel, and that file's sha256: a variant wheel's
+    installable copy (its variant markers decided for *values*) under its standard filename in
+    *folder* (``variant-wheels/``, or a node class's ``variant-wheels/<class>/``) beside the lock
+    (made from *file*, which must have *sha256*); a plain wheel's path (relative to the lock
+    when inside its folder) or URL, with *sha256*.
 
     :param file: the wheel on this machine (``None``: a remote plain wheel, named by *url*).
-    :raises SolveError: the copy cannot be made, or its bytes lack *sha256*.
+    :raises SolveError: the copy cannot be made, or *file* lacks *sha256*.
     """
     if filename.label is not None:
         if file is None:  # pragma: no cover - the caller fetches remote variant wheels
             raise SolveError(f"cannot lock {filename}: no local file to copy")
         target = lock_dir / folder / filename.base
-        _copy_checked(file, target, sha256)
-        return f"./{folder}/{filename.base}"
+        copied = _copy_checked(file, target, sha256, values or VariantValues(label=filename.label))
+        return f"./{folder}/{filename.base}", copied
     if file is None or not url.startswith("file:"):
-        return url
-    return _relative(file, lock_dir) or str(file.absolute())
+        return url, sha256
+    return _relative(file, lock_dir) or str(file.absolute()), sha256
 
 
 def _complete(

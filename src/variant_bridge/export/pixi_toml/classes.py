@@ -24,7 +24,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge.errors import ExportError, quote
-from variant_bridge.export._header import implied_lines
+from variant_bridge.export._header import copies_kind, implied_lines
 from variant_bridge.export.model import ExportModel, PlatformDeclaration
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
@@ -225,7 +225,7 @@ def header(where: str, producer: str, classes: Sequence[tuple[str, ExportModel]]
             lines += [f"    {h.rattler_spec}  <- {', '.join(h.wheels)}" for h in missing]
         copied = [p for p in model.pip if p.copy is not None]
         if copied:
-            lines.append("  its paths name byte-identical copies of the variant wheels:")
+            lines.append(f"  its paths name {copies_kind(copied)} of the variant wheels:")
             lines += [f"    {p.reference} [{p.label}]" for p in copied]
     lines.append(
         "Entries marked `# variant-bridge` are the export's; remove the marker to make an "

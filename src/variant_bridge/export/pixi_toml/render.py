@@ -213,8 +213,8 @@ def _pypi_comment(requirement: PipRequirement) -> str | None:
     parts = []
     if requirement.label is not None:
         parts.append(f"variant {requirement.label}")
-    if requirement.sha256:
-        parts.append(f"sha256={requirement.sha256}")
+    if requirement.file_sha256:
+        parts.append(f"sha256={requirement.file_sha256}")
     if requirement.url is None and requirement.label is not None:
         parts.append("NOT pinned to a file")
     return ", ".join(parts) or None
