@@ -124,15 +124,20 @@ def test_the_exported_environment_yml_replays_with_stock_conda_parts(
 
 def _pip_step(share: Path, pip_lines: list[str], venv: Path) -> Path:
     """conda's pip step: *pip_lines* in a requirements file in *share*, installed from there by
-    pip into a fresh venv, offline (its index a closed port); the venv's site-packages."""
+    pip into the environment *venv* (made a fresh venv when it does not exist), offline (its
+    index a closed port); the environment's site-packages."""
     requirements = share / "condaenv.replay.requirements.txt"
     requirements.write_text("\n".join(pip_lines) + "\n")
     python = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip"]
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    elif not (venv / "bin" / "pip").exists():  # a conda prefix without pip: this pip targets it
+        pip = [sys.executable, "-m", "pip", "--python", str(python)]
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     environ |= {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "-U", "-r", str(requirements), "--exists-action=b"],
+        [*pip, "install", "-U", "-r", str(requirements), "--exists-action=b"],
         cwd=share, env=environ, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -175,10 +180,22 @@ def test_a_wheel_with_variant_markers_replays_from_its_decided_copy(tmp_path: Pa
     assert f"{original.name}#sha256={original_sha} [cu126]" in text  # the header's faithful pin
     assert "copies (variant markers decided for their variant" in text
 
+    # conda env create: the same toolkit from the channel, then the pip step
     pip_lines = next(d for d in yaml.safe_load(text)["dependencies"] if isinstance(d, dict))
-    site = _pip_step(share, pip_lines["pip"], tmp_path / "venv")
+    replayed = make_env(channel, tmp_path / "b", "12.6")
+    site = _pip_step(share, pip_lines["pip"], replayed)
     assert installed_label(site, "gpulib") == "cu126"
     assert list(site.glob(f"nvidia_cublas_cu12-{CUBLAS['12.6']}.dist-info"))
+
+    # exported again from the new environment (pip recorded the copy as file:///./variant-wheels/,
+    # which exists nowhere): the installed copy is recognised as the original's, same file body
+    again = tmp_path / "share2" / "environment.yml"
+    again.parent.mkdir()
+    result = Cli()("export", "--prefix", str(replayed), "-f", str(wheels), "-o", str(again),
+                   "--name", "env", env=OVERRIDES)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    body = [line for line in again.read_text().splitlines() if not line.startswith("#")]
+    assert body == [line for line in text.splitlines() if not line.startswith("#")]
 
 
 def test_a_wheel_of_unknown_origin_is_named_and_turns_hashing_off(

@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 from variant_bridge._json import loads
 from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
-from variant_bridge.errors import DetectionError, ExportError, SelectionError
+from variant_bridge.errors import DetectionError, ExportError, SelectionError, VariantBridgeError
 from variant_bridge.export.model import filename_label
 from variant_bridge.indexes import (
     Downloads,
@@ -31,7 +31,9 @@ from variant_bridge.indexes import (
     file_sha256,
     url_to_path,
 )
+from variant_bridge.indexes.installable import decided_metadata
 from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
+from variant_bridge.markers import VariantValues
 from variant_bridge.properties import VariantDescription
 
 __all__ = [
@@ -172,6 +174,26 @@ def _wheel_record(wheel: Path) -> dict[str, str] | None:
     except (OSError, zipfile.BadZipFile, UnicodeDecodeError, KeyError):
         return None
     return None
+
+
+def _installed_copy_of(path: Path, wheel: _Wheel, dist_info: Path | None) -> bool:
+    """Whether the installed files are the installable copy of the wheel at *path*
+    (:mod:`variant_bridge.indexes.installable`: what ``install`` and the exports' copies hand to
+    an installer): every file as in *path*, ``METADATA`` with its variant markers decided for
+    the installed variant. Only a local wheel is opened (never downloaded for this)."""
+    installed = _installed_record(dist_info) if dist_info is not None else None
+    record = _wheel_record(path) if installed is not None else None
+    if installed is None or record is None or wheel.dist.variant is None:
+        return False
+    metadata = f"{dist_info.name}/METADATA" if dist_info is not None else ""
+    payload = {k: v for k, v in installed.items() if k != metadata}
+    if not _records_agree(payload, {k: v for k, v in record.items() if k != metadata}):
+        return False
+    try:
+        decided = decided_metadata(path, VariantValues.of(wheel.dist.variant))
+        return decided is not None and decided == (Path(dist_info or "") / "METADATA").read_bytes()
+    except (VariantBridgeError, OSError, zipfile.BadZipFile, UnicodeDecodeError):
+        return False
 
 
 def _records_agree(installed: dict[str, str], wheel: dict[str, str]) -> bool:
@@ -434,14 +456,17 @@ def _lookup(
             continue
         url, sha256 = candidate.url, candidate.sha256
         if expected is not None and sha256 is not None:
-            if sha256.lower() == expected:
+            local = _local_path(url)
+            if sha256.lower() == expected or (
+                local is not None and _installed_copy_of(local, wheel, dist_info)
+            ):
                 return wheel.origin(url, sha256, candidate.source, size=candidate.size)
             continue
         local = _local_path(url)
         path = local if local is not None else places.downloads.get(candidate)
         actual = file_sha256(path)
         if expected is not None:
-            if actual == expected:
+            if actual == expected or _installed_copy_of(path, wheel, dist_info):
                 return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
             continue
         record = _wheel_record(path)
