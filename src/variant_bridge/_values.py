@@ -60,25 +60,29 @@ def value(cls: type[T]) -> type[T]:
         namespace.pop(name, None)
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots_of(base)}
-    namespace["__slots__"] = tuple(name for name in fields if name not in inherited)
+    bases = cls.__bases__
+    if bases == (object,):
+        namespace["__slots__"] = tuple(fields)
+    else:
+        inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots_of(base)}
+        namespace["__slots__"] = tuple(name for name in fields if name not in inherited)
     namespace["__dataclass_fields__"] = fields
     namespace["__dataclass_params__"] = _PARAMS
-    listed = [f for f in fields.values() if f.init]
+    namespace["__qualname__"] = qualname = cls.__qualname__
+    values = tuple(fields.values())
+    listed = [f for f in values if f.init]
     namespace.setdefault("__match_args__", tuple(f.name for f in listed))
     if own.get("__doc__") is None:  # the text dataclasses writes there
         namespace["__doc__"] = _signature_text(cls.__name__, listed)
-    made: type[T] = type(cls)(cls.__name__, cls.__bases__, namespace)  # type: ignore[misc]
-    made.__qualname__ = cls.__qualname__
-    if hasattr(made, "__abstractmethods__"):
-        abc.update_abstractmethods(made)
-    values = tuple(fields.values())
+    # The methods go in before the class is made: setting them afterwards costs a slot update
+    # each. Those that need the class find it in `home` once it exists.
+    home: list[type[Any]] = []
     methods = {
-        "__init__": _init(made, values),
+        "__init__": _init(home, values, hasattr(cls, "__post_init__")),
         "__repr__": _repr([f.name for f in values if f.repr]),
         "__eq__": _eq(_getter([f.name for f in values if f.compare])),
         "__hash__": _hash(_getter([f.name for f in values if _hashed(f)])),
-        **_frozen(made, values),
+        **_frozen(home, values),
     }
     # As dataclasses does: a method the class defines stays, except the __hash__ = None that
     # Python adds to a class defining __eq__.
@@ -87,8 +91,12 @@ def value(cls: type[T]) -> type[T]:
         if name in own and not (name == "__hash__" and implicit_hash):
             continue
         method.__name__ = name
-        method.__qualname__ = f"{made.__qualname__}.{name}"
-        setattr(made, name, method)
+        method.__qualname__ = f"{qualname}.{name}"
+        namespace[name] = method
+    made: type[T] = type(cls)(cls.__name__, bases, namespace)  # type: ignore[misc]
+    home.append(made)
+    if hasattr(made, "__abstractmethods__"):
+        abc.update_abstractmethods(made)
     return made
 
 
@@ -225,16 +233,18 @@ def _hash(hashed: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
     return hash_
 
 
-def _frozen(cls: type[Any], fields: _Fields) -> dict[str, Callable[..., Any]]:
+def _frozen(home: list[type[Any]], fields: _Fields) -> dict[str, Callable[..., Any]]:
     """Assignment and deletion refused; copy and pickle set the slots directly."""
     names = frozenset(f.name for f in fields)
 
     def setattr_(self: Any, name: str, value: object) -> None:
+        cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
 
     def delattr_(self: Any, name: str) -> None:
+        cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
@@ -263,26 +273,35 @@ _COMPILE_AFTER = 50
 built that often is on a hot path (ranking, wheel selection), one built a few times never pays."""
 
 
-def _init(cls: type, fields: _Fields) -> Callable[..., None]:
-    # Each slot's own setter: faster than object.__setattr__ and past the frozen __setattr__.
-    slot = {f.name: getattr(cls, f.name).__set__ for f in fields}
+def _init(home: list[type[Any]], fields: _Fields, post_init: bool) -> Callable[..., None]:
+    """The generic ``__init__``; what it needs of the class (its slots' setters) is looked up by
+    its first call, so a class never built costs nothing more."""
     params: list[_Param] = [(f.name, f.default, f.default_factory) for f in fields if f.init]
-    setters = tuple(slot[name] for name, _, _ in params)
-    count = len(setters)
-    # init=False fields with a default are set before __post_init__, as dataclasses does.
-    derived = [
-        (slot[f.name], f.default, f.default_factory)
-        for f in fields
-        if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
-    ]
-    post_init = hasattr(cls, "__post_init__")
-    bind = _binder(cls, params, slot)
+    count = len(params)
+    setters: tuple[Callable[[Any, Any], None], ...] = ()
+    slot: dict[str, Callable[[Any, Any], None]] = {}
+    derived: list[tuple[Callable[[Any, Any], None], Any, Any]] = []
+    bind: _Bind | None = None
     calls = 0
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal calls
+        nonlocal calls, setters, bind
         calls += 1
+        if bind is None:
+            cls = home[0]
+            # Each slot's own setter: faster than object.__setattr__ and past the frozen
+            # __setattr__; init=False fields with a default are set before __post_init__, as
+            # dataclasses does.
+            slot.update((f.name, getattr(cls, f.name).__set__) for f in fields)
+            setters = tuple(slot[name] for name, _, _ in params)
+            derived.extend(
+                (slot[f.name], f.default, f.default_factory)
+                for f in fields
+                if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
+            )
+            bind = _binder(cls, params, slot)
         if calls == _COMPILE_AFTER:  # from now on, the class builds its instances faster
+            cls = home[0]
             type.__setattr__(cls, "__init__", _compiled(cls, params, derived, slot))
         if kwargs or len(args) != count:
             bind(self, args, kwargs)
