@@ -10,11 +10,11 @@ decided here, once. What each namespace was derived from is recorded in the resu
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.environment import (
     CUDA_POLICIES,
     CudaPolicy,
@@ -380,7 +380,7 @@ def abi_feature(name: str) -> str:
 
 # The release numbers of a version (a PEP 440 one, or the leading numbers of any other), of at
 # most 18 digits: rattler's version numbers are 64-bit, and int() never sees a longer number.
-_RELEASE_RE = re.compile(r"\s*[vV]?(?:[0-9]+!)?(?P<release>[0-9]+(?:\.[0-9]+)*)")
+_RELEASE_RE = Lazy(r"\s*[vV]?(?:[0-9]+!)?(?P<release>[0-9]+(?:\.[0-9]+)*)")
 _MAX_RELEASE_DIGITS = 18
 
 
