@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from variant_bridge._patterns import Lazy
@@ -79,13 +78,18 @@ def supported_properties(
     )
 
 
-@dataclass(slots=True)
 class _Collected:
-    features: list[SupportedFeature] = field(default_factory=list)
-    unsupported: list[tuple[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    bases: dict[str, Basis] = field(default_factory=dict)
-    every_gpu: list[EveryGpu] = field(default_factory=list)
+    """What the providers' passes collect (a plain slotted class: a dataclass would compile its
+    methods at import)."""
+
+    __slots__ = ("bases", "every_gpu", "features", "notes", "unsupported")
+
+    def __init__(self) -> None:
+        self.features: list[SupportedFeature] = []
+        self.unsupported: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+        self.bases: dict[str, Basis] = {}
+        self.every_gpu: list[EveryGpu] = []
 
 
 def _admitted(
