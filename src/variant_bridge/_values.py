@@ -87,12 +87,18 @@ def value(cls: type[T]) -> type[T]:
     # As dataclasses does: a method the class defines stays, except the __hash__ = None that
     # Python adds to a class defining __eq__.
     implicit_hash = own.get("__hash__") is None and "__eq__" in own
+    prefix = qualname + "."
     for name, method in methods.items():
         if name in own and not (name == "__hash__" and implicit_hash):
             continue
         method.__name__ = name
-        method.__qualname__ = f"{qualname}.{name}"
+        method.__qualname__ = prefix + name
         namespace[name] = method
+    # Copy and pickle: one pair of functions for every class, as dataclasses shares its own.
+    if "__getstate__" not in own:
+        namespace["__getstate__"] = _getstate
+    if "__setstate__" not in own:
+        namespace["__setstate__"] = _setstate
     made: type[T] = type(cls)(cls.__name__, bases, namespace)  # type: ignore[misc]
     home.append(made)
     if hasattr(made, "__abstractmethods__"):
@@ -234,7 +240,7 @@ def _hash(hashed: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
 
 
 def _frozen(home: list[type[Any]], fields: _Fields) -> dict[str, Callable[..., Any]]:
-    """Assignment and deletion refused; copy and pickle set the slots directly."""
+    """Assignment and deletion refused."""
     names = frozenset(f.name for f in fields)
 
     def setattr_(self: Any, name: str, value: object) -> None:
@@ -249,19 +255,16 @@ def _frozen(home: list[type[Any]], fields: _Fields) -> dict[str, Callable[..., A
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    def getstate(self: Any) -> list[Any]:
-        return [getattr(self, f.name) for f in fields]
+    return {"__setattr__": setattr_, "__delattr__": delattr_}
 
-    def setstate(self: Any, state: list[Any]) -> None:
-        for f, item in zip(fields, state, strict=False):
-            _set(self, f.name, item)
 
-    return {
-        "__setattr__": setattr_,
-        "__delattr__": delattr_,
-        "__getstate__": getstate,
-        "__setstate__": setstate,
-    }
+def _getstate(self: Any) -> list[Any]:
+    return [getattr(self, name) for name in self.__dataclass_fields__]
+
+
+def _setstate(self: Any, state: list[Any]) -> None:
+    for name, item in zip(self.__dataclass_fields__, state, strict=False):
+        _set(self, name, item)
 
 
 _Param = tuple[str, Any, Any]  # name, default, default_factory (MISSING when none)
