@@ -70,28 +70,32 @@ def value(cls: type[T]) -> type[T]:
     namespace["__dataclass_params__"] = _PARAMS
     namespace["__qualname__"] = qualname = cls.__qualname__
     values = tuple(fields.values())
-    listed = [f for f in values if f.init]
-    namespace.setdefault("__match_args__", tuple(f.name for f in listed))
+    listed, shown, compared, hashed = _roles(values)
+    if "__match_args__" not in namespace:
+        namespace["__match_args__"] = tuple([f.name for f in listed])
     if own.get("__doc__") is None:  # the text dataclasses writes there
         namespace["__doc__"] = _signature_text(cls.__name__, listed)
     # The methods go in before the class is made: setting them afterwards costs a slot update
-    # each. Those that need the class find it in `home` once it exists.
+    # each. Those that need the class find it in `home` once it exists. (Each is named as the
+    # method it is; only its qualified name is the class's.)
     home: list[type[Any]] = []
-    methods = {
-        "__init__": _init(home, values, hasattr(cls, "__post_init__")),
-        "__repr__": _repr([f.name for f in values if f.repr]),
-        "__eq__": _eq(_getter([f.name for f in values if f.compare])),
-        "__hash__": _hash(_getter([f.name for f in values if _hashed(f)])),
-        **_frozen(home, values),
-    }
+    setattr_, delattr_ = _frozen(home, values)
+    methods = (
+        _init(home, values, hasattr(cls, "__post_init__")),
+        _repr(shown),
+        _eq(_getter(compared)),
+        _hash(_getter(hashed)),
+        setattr_,
+        delattr_,
+    )
     # As dataclasses does: a method the class defines stays, except the __hash__ = None that
     # Python adds to a class defining __eq__.
     implicit_hash = own.get("__hash__") is None and "__eq__" in own
     prefix = qualname + "."
-    for name, method in methods.items():
+    for method in methods:
+        name = method.__name__
         if name in own and not (name == "__hash__" and implicit_hash):
             continue
-        method.__name__ = name
         method.__qualname__ = prefix + name
         namespace[name] = method
     # Copy and pickle: one pair of functions for every class, as dataclasses shares its own.
@@ -201,8 +205,23 @@ def _signature_text(name: str, params: list[dataclasses.Field[Any]]) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def _hashed(f: dataclasses.Field[Any]) -> bool:
-    return bool(f.compare if f.hash is None else f.hash)
+def _roles(fields: _Fields) -> tuple[list[dataclasses.Field[Any]], list[str], list[str], list[str]]:
+    """In one pass: the fields ``__init__`` takes, and the names ``__repr__`` shows, ``__eq__``
+    compares and ``__hash__`` hashes."""
+    listed: list[dataclasses.Field[Any]] = []
+    shown: list[str] = []
+    compared: list[str] = []
+    hashed: list[str] = []
+    for f in fields:
+        if f.init:
+            listed.append(f)
+        if f.repr:
+            shown.append(f.name)
+        if f.compare:
+            compared.append(f.name)
+        if f.compare if f.hash is None else f.hash:
+            hashed.append(f.name)
+    return listed, shown, compared, hashed
 
 
 def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
@@ -216,46 +235,46 @@ def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _repr(shown: list[str]) -> Callable[[Any], str]:
-    def repr_(self: Any) -> str:
+    def __repr__(self: Any) -> str:  # noqa: N807
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
         return f"{self.__class__.__qualname__}({inner})"
 
-    return repr_
+    return __repr__
 
 
 def _eq(compared: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, object], object]:
-    def eq(self: Any, other: object) -> object:
+    def __eq__(self: Any, other: object) -> object:  # noqa: N807
         if other.__class__ is self.__class__:
             return compared(self) == compared(other)
         return NotImplemented
 
-    return eq
+    return __eq__
 
 
 def _hash(hashed: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
-    def hash_(self: Any) -> int:
+    def __hash__(self: Any) -> int:  # noqa: N807
         return hash(hashed(self))
 
-    return hash_
+    return __hash__
 
 
-def _frozen(home: list[type[Any]], fields: _Fields) -> dict[str, Callable[..., Any]]:
-    """Assignment and deletion refused."""
-    names = frozenset(f.name for f in fields)
+def _frozen(home: list[type[Any]], fields: _Fields) -> tuple[Callable[..., None], ...]:
+    """``__setattr__`` and ``__delattr__``: assignment and deletion refused."""
+    names = frozenset([f.name for f in fields])
 
-    def setattr_(self: Any, name: str, value: object) -> None:
+    def __setattr__(self: Any, name: str, value: object) -> None:  # noqa: N807
         cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
 
-    def delattr_(self: Any, name: str) -> None:
+    def __delattr__(self: Any, name: str) -> None:  # noqa: N807
         cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    return {"__setattr__": setattr_, "__delattr__": delattr_}
+    return __setattr__, __delattr__
 
 
 def _getstate(self: Any) -> list[Any]:
@@ -287,7 +306,7 @@ def _init(home: list[type[Any]], fields: _Fields, post_init: bool) -> Callable[.
     bind: _Bind | None = None
     calls = 0
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
         nonlocal calls, setters, bind
         calls += 1
         if bind is None:
@@ -316,7 +335,7 @@ def _init(home: list[type[Any]], fields: _Fields, post_init: bool) -> Callable[.
         if post_init:
             self.__post_init__()
 
-    return init
+    return __init__
 
 
 def _compiled(
