@@ -101,6 +101,9 @@ def without_entry_point(installed: Path, target: Path) -> None:
             copy = target / entry.name
             copy.mkdir()
             for item in entry.iterdir():
+                if item.is_dir():  # licenses/ (PEP 639 license files)
+                    (copy / item.name).symlink_to(item)
+                    continue
                 text = item.read_bytes()
                 if item.name == "entry_points.txt":
                     sections = text.decode().split("\n\n")

@@ -60,35 +60,53 @@ def value(cls: type[T]) -> type[T]:
         namespace.pop(name, None)
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots_of(base)}
-    namespace["__slots__"] = tuple(name for name in fields if name not in inherited)
+    bases = cls.__bases__
+    if bases == (object,):
+        namespace["__slots__"] = tuple(fields)
+    else:
+        inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots_of(base)}
+        namespace["__slots__"] = tuple(name for name in fields if name not in inherited)
     namespace["__dataclass_fields__"] = fields
     namespace["__dataclass_params__"] = _PARAMS
-    listed = [f for f in fields.values() if f.init]
-    namespace.setdefault("__match_args__", tuple(f.name for f in listed))
+    namespace["__qualname__"] = qualname = cls.__qualname__
+    values = tuple(fields.values())
+    listed, shown, compared, hashed = _roles(values)
+    if "__match_args__" not in namespace:
+        namespace["__match_args__"] = tuple([f.name for f in listed])
     if own.get("__doc__") is None:  # the text dataclasses writes there
         namespace["__doc__"] = _signature_text(cls.__name__, listed)
-    made: type[T] = type(cls)(cls.__name__, cls.__bases__, namespace)  # type: ignore[misc]
-    made.__qualname__ = cls.__qualname__
-    if hasattr(made, "__abstractmethods__"):
-        abc.update_abstractmethods(made)
-    values = tuple(fields.values())
-    methods = {
-        "__init__": _init(made, values),
-        "__repr__": _repr([f.name for f in values if f.repr]),
-        "__eq__": _eq(_getter([f.name for f in values if f.compare])),
-        "__hash__": _hash(_getter([f.name for f in values if _hashed(f)])),
-        **_frozen(made, values),
-    }
+    # The methods go in before the class is made: setting them afterwards costs a slot update
+    # each. Those that need the class find it in `home` once it exists. (Each is named as the
+    # method it is; only its qualified name is the class's.)
+    home: list[type[Any]] = []
+    setattr_, delattr_ = _frozen(home, values)
+    methods = (
+        _init(home, values, hasattr(cls, "__post_init__")),
+        _repr(shown),
+        _eq(_getter(compared)),
+        _hash(_getter(hashed)),
+        setattr_,
+        delattr_,
+    )
     # As dataclasses does: a method the class defines stays, except the __hash__ = None that
     # Python adds to a class defining __eq__.
     implicit_hash = own.get("__hash__") is None and "__eq__" in own
-    for name, method in methods.items():
+    prefix = qualname + "."
+    for method in methods:
+        name = method.__name__
         if name in own and not (name == "__hash__" and implicit_hash):
             continue
-        method.__name__ = name
-        method.__qualname__ = f"{made.__qualname__}.{name}"
-        setattr(made, name, method)
+        method.__qualname__ = prefix + name
+        namespace[name] = method
+    # Copy and pickle: one pair of functions for every class, as dataclasses shares its own.
+    if "__getstate__" not in own:
+        namespace["__getstate__"] = _getstate
+    if "__setstate__" not in own:
+        namespace["__setstate__"] = _setstate
+    made: type[T] = type(cls)(cls.__name__, bases, namespace)  # type: ignore[misc]
+    home.append(made)
+    if hasattr(made, "__abstractmethods__"):
+        abc.update_abstractmethods(made)
     return made
 
 
@@ -187,8 +205,23 @@ def _signature_text(name: str, params: list[dataclasses.Field[Any]]) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def _hashed(f: dataclasses.Field[Any]) -> bool:
-    return bool(f.compare if f.hash is None else f.hash)
+def _roles(fields: _Fields) -> tuple[list[dataclasses.Field[Any]], list[str], list[str], list[str]]:
+    """In one pass: the fields ``__init__`` takes, and the names ``__repr__`` shows, ``__eq__``
+    compares and ``__hash__`` hashes."""
+    listed: list[dataclasses.Field[Any]] = []
+    shown: list[str] = []
+    compared: list[str] = []
+    hashed: list[str] = []
+    for f in fields:
+        if f.init:
+            listed.append(f)
+        if f.repr:
+            shown.append(f.name)
+        if f.compare:
+            compared.append(f.name)
+        if f.compare if f.hash is None else f.hash:
+            hashed.append(f.name)
+    return listed, shown, compared, hashed
 
 
 def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
@@ -202,56 +235,55 @@ def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _repr(shown: list[str]) -> Callable[[Any], str]:
-    def repr_(self: Any) -> str:
+    def __repr__(self: Any) -> str:  # noqa: N807
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
         return f"{self.__class__.__qualname__}({inner})"
 
-    return repr_
+    return __repr__
 
 
 def _eq(compared: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, object], object]:
-    def eq(self: Any, other: object) -> object:
+    def __eq__(self: Any, other: object) -> object:  # noqa: N807
         if other.__class__ is self.__class__:
             return compared(self) == compared(other)
         return NotImplemented
 
-    return eq
+    return __eq__
 
 
 def _hash(hashed: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
-    def hash_(self: Any) -> int:
+    def __hash__(self: Any) -> int:  # noqa: N807
         return hash(hashed(self))
 
-    return hash_
+    return __hash__
 
 
-def _frozen(cls: type[Any], fields: _Fields) -> dict[str, Callable[..., Any]]:
-    """Assignment and deletion refused; copy and pickle set the slots directly."""
-    names = frozenset(f.name for f in fields)
+def _frozen(home: list[type[Any]], fields: _Fields) -> tuple[Callable[..., None], ...]:
+    """``__setattr__`` and ``__delattr__``: assignment and deletion refused."""
+    names = frozenset([f.name for f in fields])
 
-    def setattr_(self: Any, name: str, value: object) -> None:
+    def __setattr__(self: Any, name: str, value: object) -> None:  # noqa: N807
+        cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
 
-    def delattr_(self: Any, name: str) -> None:
+    def __delattr__(self: Any, name: str) -> None:  # noqa: N807
+        cls = home[0]
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    def getstate(self: Any) -> list[Any]:
-        return [getattr(self, f.name) for f in fields]
+    return __setattr__, __delattr__
 
-    def setstate(self: Any, state: list[Any]) -> None:
-        for f, item in zip(fields, state, strict=False):
-            _set(self, f.name, item)
 
-    return {
-        "__setattr__": setattr_,
-        "__delattr__": delattr_,
-        "__getstate__": getstate,
-        "__setstate__": setstate,
-    }
+def _getstate(self: Any) -> list[Any]:
+    return [getattr(self, name) for name in self.__dataclass_fields__]
+
+
+def _setstate(self: Any, state: list[Any]) -> None:
+    for name, item in zip(self.__dataclass_fields__, state, strict=False):
+        _set(self, name, item)
 
 
 _Param = tuple[str, Any, Any]  # name, default, default_factory (MISSING when none)
@@ -263,26 +295,35 @@ _COMPILE_AFTER = 50
 built that often is on a hot path (ranking, wheel selection), one built a few times never pays."""
 
 
-def _init(cls: type, fields: _Fields) -> Callable[..., None]:
-    # Each slot's own setter: faster than object.__setattr__ and past the frozen __setattr__.
-    slot = {f.name: getattr(cls, f.name).__set__ for f in fields}
+def _init(home: list[type[Any]], fields: _Fields, post_init: bool) -> Callable[..., None]:
+    """The generic ``__init__``; what it needs of the class (its slots' setters) is looked up by
+    its first call, so a class never built costs nothing more."""
     params: list[_Param] = [(f.name, f.default, f.default_factory) for f in fields if f.init]
-    setters = tuple(slot[name] for name, _, _ in params)
-    count = len(setters)
-    # init=False fields with a default are set before __post_init__, as dataclasses does.
-    derived = [
-        (slot[f.name], f.default, f.default_factory)
-        for f in fields
-        if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
-    ]
-    post_init = hasattr(cls, "__post_init__")
-    bind = _binder(cls, params, slot)
+    count = len(params)
+    setters: tuple[Callable[[Any, Any], None], ...] = ()
+    slot: dict[str, Callable[[Any, Any], None]] = {}
+    derived: list[tuple[Callable[[Any, Any], None], Any, Any]] = []
+    bind: _Bind | None = None
     calls = 0
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal calls
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        nonlocal calls, setters, bind
         calls += 1
+        if bind is None:
+            cls = home[0]
+            # Each slot's own setter: faster than object.__setattr__ and past the frozen
+            # __setattr__; init=False fields with a default are set before __post_init__, as
+            # dataclasses does.
+            slot.update((f.name, getattr(cls, f.name).__set__) for f in fields)
+            setters = tuple(slot[name] for name, _, _ in params)
+            derived.extend(
+                (slot[f.name], f.default, f.default_factory)
+                for f in fields
+                if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
+            )
+            bind = _binder(cls, params, slot)
         if calls == _COMPILE_AFTER:  # from now on, the class builds its instances faster
+            cls = home[0]
             type.__setattr__(cls, "__init__", _compiled(cls, params, derived, slot))
         if kwargs or len(args) != count:
             bind(self, args, kwargs)
@@ -294,7 +335,7 @@ def _init(cls: type, fields: _Fields) -> Callable[..., None]:
         if post_init:
             self.__post_init__()
 
-    return init
+    return __init__
 
 
 def _compiled(

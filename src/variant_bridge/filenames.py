@@ -16,6 +16,7 @@ from packaging.tags import Tag, parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidWheelFilename, quote
 from variant_bridge.properties import LABEL_RE
@@ -25,7 +26,7 @@ __all__ = ["WheelFilename"]
 
 # Wheel names use "_" for runs of "-", "_" and "." (the binary distribution format spec).
 _NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
-_BUILD_RE = re.compile(r"\d[A-Za-z0-9_.]*")
+_BUILD_RE = Lazy(r"\d[A-Za-z0-9_.]*")
 _TAG_RE = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")  # no empty part: 'py3.' is not one
 
 

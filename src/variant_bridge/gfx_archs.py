@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 
+from variant_bridge._patterns import Lazy
+
 __all__ = ["ISA_SHAPE", "Isa", "gfx_name", "isa_of", "isa_text", "parse_isa"]
 
 Isa = tuple[int, int, int]
 
 # The major has no leading zero and at most 3 digits; minor and stepping one hex digit each.
-_GFX = re.compile(r"([1-9][0-9]{0,2})([0-9a-f])([0-9a-f])", re.ASCII)
-ISA_SHAPE = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})", re.ASCII)
+_GFX = Lazy(r"([1-9][0-9]{0,2})([0-9a-f])([0-9a-f])", re.ASCII)
+ISA_SHAPE = Lazy(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})", re.ASCII)
 """``__amdgpu_arch``'s version: ``major.minor.stepping``, decimal (what rattler accepts)."""
 _DIGIT = 16  # minor and stepping are one hex digit in a gfx name
 

@@ -25,6 +25,7 @@ from typing import Union
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison
 from packaging.requirements import InvalidRequirement, Requirement
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import RequirementError, quote
@@ -46,7 +47,7 @@ VARIANT_VARIABLES = frozenset(
 )
 _SETS = VARIANT_VARIABLES - {"variant_label"}
 
-_TOKEN_RE = re.compile(
+_TOKEN_RE = Lazy(
     r"""\s*(?:(?P<paren>[()])|(?P<string>'[^']*'|"[^"]*")|(?P<op>===|==|!=|<=|>=|~=|<|>)
     |(?P<word>[A-Za-z_][A-Za-z0-9_.]*))""",
     re.VERBOSE,

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidProperty, quote
 
@@ -54,8 +55,8 @@ FEATURE_RE = re.compile(_NAME)
 VALUE_RE = re.compile(_VALUE)
 # PEP 825 dropped PEP 817's 16-character limit; variantlib 0.2.2 agrees.
 LABEL_RE = re.compile(r"[0-9a-z_.]+")
-_FEATURE_TEXT_RE = re.compile(rf"(?P<namespace>{_NAME})\s*::\s*(?P<feature>{_NAME})")
-_PROPERTY_TEXT_RE = re.compile(
+_FEATURE_TEXT_RE = Lazy(rf"(?P<namespace>{_NAME})\s*::\s*(?P<feature>{_NAME})")
+_PROPERTY_TEXT_RE = Lazy(
     rf"(?P<namespace>{_NAME})\s*::\s*(?P<feature>{_NAME})\s*::\s*(?P<value>{_VALUE})"
 )
 _EXPECTED = (
@@ -68,7 +69,7 @@ def _check(kind: str, text: object, pattern: re.Pattern[str]) -> None:
         raise InvalidProperty(f"invalid {kind} {_q(text)}: must match {pattern.pattern}")
 
 
-def _fullmatch(pattern: re.Pattern[str], text: object) -> re.Match[str] | None:
+def _fullmatch(pattern: re.Pattern[str] | Lazy[str], text: object) -> re.Match[str] | None:
     # Typed callers pass str, but values straight out of JSON or TOML may be anything.
     return pattern.fullmatch(text.strip()) if isinstance(text, str) else None
 

@@ -16,10 +16,10 @@ environment to extend.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source
 from variant_bridge.mappings import MappingTables, NvidiaTable, load_tables
@@ -58,10 +58,10 @@ not a fact about the machine (docs/semantics.md, "Exported pins")."""
 ShellFormat = Literal["sh", "fish", "powershell", "dotenv", "json"]
 SHELL_FORMATS: tuple[ShellFormat, ...] = ("sh", "fish", "powershell", "dotenv", "json")
 
-_VERSION_RE = re.compile(r"(\d+)(?:\.(\d+))?")
-_SM_RE = re.compile(r"(\d+)_(real|virtual)")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DOTENV_PLAIN_RE = re.compile(r"[A-Za-z0-9_.,:/@+=-]*")
+_VERSION_RE = Lazy(r"(\d+)(?:\.(\d+))?")
+_SM_RE = Lazy(r"(\d+)_(real|virtual)")
+_NAME_RE = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTENV_PLAIN_RE = Lazy(r"[A-Za-z0-9_.,:/@+=-]*")
 
 
 @value
@@ -297,7 +297,7 @@ def _fish(value: str) -> str:
 
 # PowerShell ends a single-quoted string at any of these quote characters, not only at ' (and a
 # doubled one stands for itself): each must be doubled.
-_POWERSHELL_QUOTES = re.compile("['\u2018\u2019\u201a\u201b]")
+_POWERSHELL_QUOTES = Lazy("['\u2018\u2019\u201a\u201b]")
 
 
 def _powershell(value: str) -> str:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from variant_bridge import _archspec
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidTarget, quote
 from variant_bridge.gfx_archs import ISA_SHAPE
@@ -82,11 +83,11 @@ def conda_plugin(name: str) -> str | None:
     return _CONDA_PLUGINS.get(name, "a conda plugin")
 
 
-def _version(components: str, digits: int = 4) -> re.Pattern[str]:
+def _version(components: str, digits: int = 4) -> Lazy[str]:
     """A dotted version of ASCII numbers of at most *digits* digits; *components* is the
     regex of the dots, e.g. ``{0,1}`` for ``12`` or ``12.8``."""
     number = f"[0-9]{{1,{digits}}}"
-    return re.compile(rf"{number}(?:\.{number}){components}", re.ASCII)
+    return Lazy(rf"{number}(?:\.{number}){components}", re.ASCII)
 
 
 @value
@@ -98,7 +99,7 @@ class VersionShape:
     :param noun: what an empty value declares absent, e.g. ``CUDA``.
     """
 
-    pattern: re.Pattern[str]
+    pattern: Lazy[str]
     expected: str
     noun: str
 
@@ -121,7 +122,7 @@ VERSION_SHAPES: dict[str, VersionShape] = {
         _version("{0,3}", digits=9), "a Windows version like 10.0.22631", "Windows"
     ),
     # rattler: __amdgpu is presence only (always 0); __amdgpu_arch is the ISA, three decimals.
-    "__amdgpu": VersionShape(re.compile("0"), "0 (an AMD GPU is present)", "AMD GPU"),
+    "__amdgpu": VersionShape(Lazy("0"), "0 (an AMD GPU is present)", "AMD GPU"),
     "__amdgpu_arch": VersionShape(
         ISA_SHAPE, "an AMD GPU ISA like 9.4.2 (major.minor.stepping, decimal)", "AMD GPU"
     ),

@@ -8,12 +8,12 @@ platform tag wins, then the higher build number. The variants are ranked by a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from packaging.tags import Tag
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.platform_tags import tag_mismatch
@@ -84,7 +84,7 @@ class Selection(Generic[C]):
 
 
 _BuildKey = tuple[int, str] | tuple[()]
-_BUILD_RE = re.compile(r"(\d+)(.*)")
+_BUILD_RE = Lazy(r"(\d+)(.*)")
 
 
 def _build_key(build: str | None) -> _BuildKey:

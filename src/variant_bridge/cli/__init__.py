@@ -141,8 +141,9 @@ def run() -> None:
 
     The process ends right after the command, so nothing it built needs freeing: freezing the
     garbage collector first (:func:`gc.freeze`) lets the interpreter skip tracing and freeing
-    every module's objects on the way out, ~10 ms of a cold ``detect --json``. (Tests call
-    :data:`main` in-process, where that would keep garbage alive; only the executable does it.)
+    every module's objects on the way out, ~10 ms of a cold ``detect --json``; when no other
+    thread runs, it ends without that teardown at all (cli/_native.py). (Tests call :data:`main`
+    in-process, where that would keep garbage alive; only the executable does it.)
     """
     try:
         main(prog_name="variant-bridge")
@@ -153,6 +154,10 @@ def run() -> None:
 
         if _native.requested():
             _native.exit_now(done.code)
+        # Any other command: once it has returned and runs no other thread, end without the
+        # teardown of every module's objects (cli/_native.py).
+        if _native.alone():
+            _native.exit_now(done.code, exit_functions=True)
         raise
     finally:
         gc.freeze()

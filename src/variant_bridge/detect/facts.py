@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from variant_bridge import _archspec
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import Source
 from variant_bridge.errors import InvalidTarget, quote
@@ -57,11 +58,11 @@ __all__ = [
 
 # pixi's friendly spellings of two keys.
 _KEY_ALIASES = {"macos": "osx", "windows": "win"}
-_PYTHON = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?", re.ASCII)
+_PYTHON = Lazy(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?", re.ASCII)
 _PYTHON_EXPECTED = "a Python version like 3.12"
 _ARCHSPEC_EXPECTED = "an archspec microarchitecture name like haswell, or 0 for unknown"
 # ASCII only: `\d` would take `٩٠` and hand rattler a version it cannot parse.
-_CMAKE_ARCH = re.compile(r"([0-9]{1,2})([0-9])", re.ASCII)
+_CMAKE_ARCH = Lazy(r"([0-9]{1,2})([0-9])", re.ASCII)
 # What `variant-bridge env` writes for "no CUDA": uv's provider rejects the value and switches
 # itself off, so reading it as "absent" keeps the bridge and uv agreeing.
 _PROVIDER_NONE = "none"
@@ -98,9 +99,9 @@ def _toolkit_keys(tables: MappingTables) -> dict[str, str]:
 
 
 _ROCM_KEY = "rocm_version"
-_ROCM = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,6})?", re.ASCII)
+_ROCM = Lazy(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,6})?", re.ASCII)
 _ROCM_EXPECTED = "a ROCm version like 6.4 or 6.4.3"
-_DEVICE_IP = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){2}", re.ASCII)
+_DEVICE_IP = Lazy(r"[0-9]{1,4}(?:\.[0-9]{1,4}){2}", re.ASCII)
 _DEVICE_IP_EXPECTED = "Intel GPU device IPs like 20.1.0 (comma-separated)"
 # Keys that declare several GPUs at once, and the virtual package each one sets.
 _SEVERAL = {"cuda_arch": "__cuda_arch", "amdgpu_arch": "__amdgpu_arch"}

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import Source, VirtualPackage
 from variant_bridge.errors import DetectionError
@@ -172,7 +173,7 @@ def _kfd_properties(path: Path) -> dict[str, int]:
     return found
 
 
-_ROCM_VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?", re.ASCII)
+_ROCM_VERSION = Lazy(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?", re.ASCII)
 
 
 def rocm_version_file(

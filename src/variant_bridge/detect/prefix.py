@@ -15,13 +15,13 @@ install) are skipped with a note.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from variant_bridge._json import loads
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.detect._files import read_header, read_regular
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 # A dist-info directory named in a conda-meta file list (JSON text; `/` or an escaped `\`).
-_OWNED_DIST_INFO = re.compile(rb'site-packages(?:/|\\\\)([^/"\\]+\.dist-info)(?:/|\\\\)')
+_OWNED_DIST_INFO = Lazy(rb'site-packages(?:/|\\\\)([^/"\\]+\.dist-info)(?:/|\\\\)')
 
 
 @value

@@ -14,11 +14,11 @@ prefix of hundreds of packages costs a few string comparisons per line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import RequirementError
@@ -33,7 +33,7 @@ __all__ = [
     "requirement_graph",
 ]
 
-_NAME_RE = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME_RE = Lazy(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _CUDA_KINDS = frozenset({"cuda-library", "cuda-meta"})
 
 

@@ -21,7 +21,6 @@ import base64
 import contextlib
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from variant_bridge._json import loads
+from variant_bridge._patterns import Lazy
 from variant_bridge.errors import IndexReadError
 
 __all__ = ["CACHE_DIR_VARIABLE", "Cache", "default_cache_dir"]
@@ -36,7 +36,7 @@ __all__ = ["CACHE_DIR_VARIABLE", "Cache", "default_cache_dir"]
 CACHE_DIR_VARIABLE = "VARIANT_BRIDGE_CACHE_DIR"
 """Overrides the default cache directory (``--cache-dir`` overrides both)."""
 _APP = "variant-bridge"
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_SHA256_RE = Lazy(r"[0-9a-f]{64}")
 
 
 def default_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> Path:

@@ -10,7 +10,6 @@ start from text (checked there, once).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.errors import InvalidTarget, SelectionError, quote
 from variant_bridge.indexes._versions import (
     Listing,
@@ -38,7 +38,7 @@ from variant_bridge.properties import VariantDescription
 
 __all__ = ["ProjectListing", "find_candidates", "find_files"]
 
-_PROJECT_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+_PROJECT_RE = Lazy(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 
 
 class ProjectListing:

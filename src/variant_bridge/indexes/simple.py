@@ -17,7 +17,6 @@ read: PEP 503's ``#sha256=`` fragment, ``data-requires-python``, ``data-yanked``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from packaging.utils import canonicalize_name
 
 from variant_bridge._json import loads
+from variant_bridge._patterns import Lazy
 from variant_bridge.errors import IndexReadError, clip, quote
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import Response, fetch, url_to_path
@@ -45,8 +45,8 @@ HTML_CONTENT_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
 ACCEPT = f"{JSON_CONTENT_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 """JSON preferred, HTML accepted: what we send as ``Accept``."""
 
-_HEX64_RE = re.compile(r"[0-9a-fA-F]{64}")
-_DIGEST_RE = re.compile(r"(\w+)=([0-9A-Fa-f]+)")
+_HEX64_RE = Lazy(r"[0-9a-fA-F]{64}")
+_DIGEST_RE = Lazy(r"(\w+)=([0-9A-Fa-f]+)")
 _MAX_DIGITS = 20
 
 

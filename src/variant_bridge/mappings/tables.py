@@ -15,6 +15,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
+from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ NvidiaRule = Literal["cuda_lower_bound", "cuda_upper_bound", "sm_arch"]
 NameKind = Literal["cuda-library", "cuda-meta", "python"]
 AmdRule = Literal["gfx_arch", "rocm_version"]
 
-_PLAIN_BUILD_RE = re.compile(r"[A-Za-z0-9_]+")
+_PLAIN_BUILD_RE = Lazy(r"[A-Za-z0-9_]+")
 
 
 @value

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import NoReturn, TypeVar
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.errors import quote
 
 __all__ = [
@@ -38,7 +39,7 @@ __all__ = [
 T = TypeVar("T")
 
 Path = tuple[str | int, ...]
-_PLAIN_KEY_RE = re.compile(r"[A-Za-z0-9_$-]+")
+_PLAIN_KEY_RE = Lazy(r"[A-Za-z0-9_$-]+")
 
 
 class Invalid(Exception):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.environment import Environment, SourceKind, Toolkit, VirtualPackage
 from variant_bridge.errors import quote
 from variant_bridge.gfx_archs import gfx_name, isa_of, isa_text, parse_isa
@@ -35,8 +36,8 @@ __all__ = [
     "rocm_minor",
 ]
 
-_ROCM = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]+)?", re.ASCII)
-_ROCM_VALUE = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})", re.ASCII)
+_ROCM = Lazy(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]+)?", re.ASCII)
+_ROCM_VALUE = Lazy(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})", re.ASCII)
 
 
 class AmdOut:

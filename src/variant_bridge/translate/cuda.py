@@ -12,6 +12,7 @@ import functools
 import re
 from typing import Literal
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.errors import quote
 from variant_bridge.mappings import NvidiaFeature, NvidiaTable
 from variant_bridge.translate.supported import NvidiaValue
@@ -21,10 +22,10 @@ __all__ = ["fmt", "gpu_generation", "major_minor", "nvidia_value", "vocabulary"]
 # Shapes (numbers of any length) say what a value looks like; values checked against the table
 # are read with at most four digits a number, so no int() ever sees a huge number.
 _NUM = r"(?:0|[1-9][0-9]*)"
-_CUDA_SHAPE = re.compile(rf"{_NUM}(?:\.{_NUM})?")
-_CUDA_VALUE = re.compile(r"(?P<major>0|[1-9][0-9]{0,3})(?:\.(?P<minor>0|[1-9][0-9]{0,3}))?")
-_SM_SHAPE = re.compile(r"[1-9][0-9]*[0-9]_(?:real|virtual)")
-_SM_VALUE = re.compile(r"(?P<major>[1-9][0-9]{0,3})(?P<minor>[0-9])_(?P<kind>real|virtual)")
+_CUDA_SHAPE = Lazy(rf"{_NUM}(?:\.{_NUM})?")
+_CUDA_VALUE = Lazy(r"(?P<major>0|[1-9][0-9]{0,3})(?:\.(?P<minor>0|[1-9][0-9]{0,3}))?")
+_SM_SHAPE = Lazy(r"[1-9][0-9]*[0-9]_(?:real|virtual)")
+_SM_VALUE = Lazy(r"(?P<major>[1-9][0-9]{0,3})(?P<minor>[0-9])_(?P<kind>real|virtual)")
 _MAX_DIGITS = 4
 _LEADING_VERSION_RE = re.compile(r"(?P<major>[0-9]{1,9})(?:\.(?P<minor>[0-9]{1,9}))?")
 

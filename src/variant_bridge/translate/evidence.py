@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -70,12 +69,36 @@ class EvidenceKind(enum.Enum):
     """A ``Requires-Dist`` pinning a CUDA component wheel (``nvidia-cublas==12.8.4.1``)."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@value
 class CudaVersion:
-    """A CUDA ``major.minor``, or a major alone when that is all the evidence says."""
+    """A CUDA ``major.minor``, or a major alone when that is all the evidence says.
+
+    Ordered as ``@dataclass(order=True)`` orders it: by ``(major, minor)``, written out here so
+    that defining the class compiles nothing (comparing a major alone with a ``major.minor`` of
+    the same major raises :class:`TypeError` there too: :attr:`key` orders those)."""
 
     major: int
     minor: int | None = None
+
+    def __lt__(self, other: CudaVersion) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __le__(self, other: CudaVersion) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.major, self.minor) <= (other.major, other.minor)
+
+    def __gt__(self, other: CudaVersion) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.major, self.minor) > (other.major, other.minor)
+
+    def __ge__(self, other: CudaVersion) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.major, self.minor) >= (other.major, other.minor)
 
     @property
     def key(self) -> tuple[int, int]:

@@ -10,11 +10,10 @@ decided here, once. What each namespace was derived from is recorded in the resu
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from variant_bridge._patterns import Lazy
 from variant_bridge.environment import (
     CUDA_POLICIES,
     CudaPolicy,
@@ -79,13 +78,18 @@ def supported_properties(
     )
 
 
-@dataclass(slots=True)
 class _Collected:
-    features: list[SupportedFeature] = field(default_factory=list)
-    unsupported: list[tuple[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    bases: dict[str, Basis] = field(default_factory=dict)
-    every_gpu: list[EveryGpu] = field(default_factory=list)
+    """What the providers' passes collect (a plain slotted class: a dataclass would compile its
+    methods at import)."""
+
+    __slots__ = ("bases", "every_gpu", "features", "notes", "unsupported")
+
+    def __init__(self) -> None:
+        self.features: list[SupportedFeature] = []
+        self.unsupported: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+        self.bases: dict[str, Basis] = {}
+        self.every_gpu: list[EveryGpu] = []
 
 
 def _admitted(
@@ -380,7 +384,7 @@ def abi_feature(name: str) -> str:
 
 # The release numbers of a version (a PEP 440 one, or the leading numbers of any other), of at
 # most 18 digits: rattler's version numbers are 64-bit, and int() never sees a longer number.
-_RELEASE_RE = re.compile(r"\s*[vV]?(?:[0-9]+!)?(?P<release>[0-9]+(?:\.[0-9]+)*)")
+_RELEASE_RE = Lazy(r"\s*[vV]?(?:[0-9]+!)?(?P<release>[0-9]+(?:\.[0-9]+)*)")
 _MAX_RELEASE_DIGITS = 18
 
 
