@@ -32,15 +32,19 @@ DEFAULT_ENVIRONMENT = "default"
 
 
 def pixi_environment_prefix(
-    lockfile: str | os.PathLike[str], environment: str | None = None
+    lockfile: str | os.PathLike[str], environment: str | None = None, *, installed: bool = True
 ) -> Path | None:
     """The environment pixi installed from *lockfile*: ``.pixi/envs/<environment>`` beside it
-    (``default`` when *environment* is ``None``), when that directory exists; else ``None``."""
+    (``default`` when *environment* is ``None``), when that directory exists; else ``None``.
+
+    :param installed: ``False``: where pixi installs it, whether or not it did (``None`` only
+        for a name that is no directory name).
+    """
     name = environment or DEFAULT_ENVIRONMENT
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         return None
     prefix = Path(lockfile).absolute().parent / ".pixi" / "envs" / name
-    return prefix if prefix.is_dir() else None
+    return prefix if not installed or prefix.is_dir() else None
 
 
 @dataclass(frozen=True, slots=True)

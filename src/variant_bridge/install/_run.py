@@ -39,6 +39,7 @@ from variant_bridge.install._markers import stage_wheel
 from variant_bridge.install._origin import record_origin
 from variant_bridge.install._state import State, read_state
 from variant_bridge.markers import VariantValues
+from variant_bridge.platform_tags import PythonSource, TargetPython
 
 if TYPE_CHECKING:
     from variant_bridge.install import InstallPlan
@@ -192,6 +193,7 @@ def install(
                 plan, tuple(command), 0, "", hashes, True, every, verified=verified
             )
         before = state if state is not None else read_state(executable)
+        _check_layout(plan.python, before)
         shas = dict(hashes)
         todo = [
             (c, v.path)
@@ -230,6 +232,25 @@ def install(
         verified,
         after,
     )
+
+
+def _check_layout(python: TargetPython, state: State) -> None:
+    """A prefix's own interpreter must install into that prefix: one whose ``site-packages``
+    lie elsewhere (``bin/python`` a link to a system Python) would write outside it.
+
+    :raises InstallError: naming both, before anything is installed.
+    """
+    if python.source is not PythonSource.PREFIX or python.executable is None:
+        return
+    executable = Path(python.executable)
+    root = executable.parent.parent if executable.parent.name == "bin" else executable.parent
+    root = root.resolve()
+    outside = [p for p in state.site_packages if not p.resolve().is_relative_to(root)]
+    if outside:
+        raise InstallError(
+            f"{executable} installs into {outside[0]}, outside its prefix {root}: nothing was "
+            "installed (pass --python PATH to install into that interpreter anyway)"
+        )
 
 
 def uninstall(plan: InstallPlan, names: Sequence[str]) -> tuple[str, ...]:
