@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._values import value
-from variant_bridge.errors import HashMismatch, InstallError
+from variant_bridge.errors import HashMismatch, InstallError, VariantBridgeError
 from variant_bridge.indexes import Candidate, Downloads
 from variant_bridge.indexes.archive import check_wheel_archive
 from variant_bridge.indexes.download import file_sha256
@@ -211,13 +211,17 @@ def install(
             )
         _stage_all(todo, staging)
         command = plan.command(staging, [c for c, _ in todo])
-        proc = _run(command, plan.installer)
-        after = read_state(executable)
-        for candidate in plan.candidates:
-            _verify(after, candidate)
-        for candidate, _ in todo:
-            if candidate.is_variant:
-                record_origin(after.site_packages, candidate, shas[candidate.name])
+        try:
+            proc = _run(command, plan.installer)
+            after = read_state(executable)
+            for candidate in plan.candidates:
+                _verify(after, candidate)
+            for candidate, _ in todo:
+                if candidate.is_variant:
+                    record_origin(after.site_packages, candidate, shas[candidate.name])
+        except VariantBridgeError as e:  # the installer may have changed the target: say what
+            given = [c.name for c, _ in todo]
+            raise InstallError(f"{e}; {_what_changed(executable, before, given)}") from e
     output = (proc.stdout + proc.stderr).strip()
     installed = tuple(c.name for c, _ in todo)
     return InstallResult(
@@ -253,15 +257,39 @@ def _check_layout(python: TargetPython, state: State) -> None:
         )
 
 
-def uninstall(plan: InstallPlan, names: Sequence[str]) -> tuple[str, ...]:
+def _what_changed(executable: str, before: State, given: Sequence[str]) -> str:
+    """What the installer changed in the target, for a failure after it ran: read again and
+    compared with *before*; when the target cannot be read, what the installer was given."""
+    try:
+        installed, removed = read_state(executable).changes_from(before)
+    except VariantBridgeError:
+        return (
+            f"the installer ran and may have changed {executable} (it was given {', '.join(given)})"
+        )
+    if not installed and not removed:
+        return f"{executable} was not changed"
+    parts = [f"installed {', '.join(installed)}"] if installed else []
+    parts += [f"removed {', '.join(removed)}"] if removed else []
+    return f"{executable} was changed: {'; '.join(parts)}"
+
+
+def uninstall(
+    plan: InstallPlan, names: Sequence[str], *, before: State | None = None
+) -> tuple[str, ...]:
     """Remove the distributions *names* from the plan's interpreter with its installer.
 
+    :param before: what the interpreter had installed (the install's ``after``): a failure
+        then says what the installer changed anyway.
     :returns: the command that ran. :raises InstallError: the installer failed (its output).
     """
     command = plan.uninstall_command(names)
-    proc = _run(command, plan.installer)
-    if proc.returncode != 0:
-        raise InstallError(_failure(plan.installer, proc.returncode, proc.stdout + proc.stderr))
+    try:
+        _run(command, plan.installer)
+    except InstallError as e:
+        if before is None or plan.python.executable is None:
+            raise
+        changed = _what_changed(plan.python.executable, before, names)
+        raise InstallError(f"{e}; {changed}") from e
     return tuple(command)
 
 

@@ -204,10 +204,11 @@ def add(
     try:
         recorded = run_export(request, output, after)
     except VariantBridgeError as e:
+        done = ", ".join(installed.installed) or "nothing new"
         raise ExportError(
-            f"{e} (installed into {_shown(env.prefix, env)}, but {manifest.name} was left as it "
-            "was: once that is fixed, `pixi variant add` again records it and keeps what is "
-            "installed)"
+            f"{e} (installed {done} into {_shown(env.prefix, env)}, but {manifest.name} was left "
+            "as it was: once that is fixed, `pixi variant add` again records it and keeps what "
+            "is installed)"
         ) from e
     return AddResult(ctx.target, prepared, installed, recorded, feature, left)
 
