@@ -33,11 +33,25 @@ __all__ = [
     "VariantBridgeError",
     "VariantMismatch",
     "clip",
+    "one_line",
     "quote",
 ]
 
 QUOTE_LIMIT = 80
 """Characters of user input a message quotes before it shortens the rest to ``…``."""
+LINE_LIMIT = 2000
+"""Characters of one error line (the CLI's ``error: ...``, the conda plugin's): a message that
+lists many reasons is cut there, saying how long it was, so no input can flood a log."""
+
+
+def one_line(message: str, *, limit: int = LINE_LIMIT) -> str:
+    """*message* as one error line: its lines joined with ``; ``, cut after *limit* characters
+    (``… (12345 characters in all)``)."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    joined = "; ".join(lines) or "failed"
+    if len(joined) <= limit:
+        return joined
+    return f"{joined[:limit]}… ({len(joined)} characters in all)"
 
 
 def clip(text: str, *, limit: int = QUOTE_LIMIT) -> str:
