@@ -153,6 +153,10 @@ class NotRegularFileError(VariantBridgeError, OSError):
         super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
         self.kind = kind
 
+    def __str__(self) -> str:
+        """``…/x.yaml: a FIFO, not a regular file`` (one line, as every command says it)."""
+        return f"{clip(str(self.filename), limit=300)}: {self.strerror}"
+
 
 class HashMismatch(VariantBridgeError, ValueError):
     """Bytes read or copied do not have the expected sha256."""

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from variant_bridge._json import loads
 from variant_bridge._values import value
-from variant_bridge.detect._files import read_header, read_regular
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
 from variant_bridge.errors import DetectionError, InvalidMetadata, NotRegularFileError, clip
+from variant_bridge.indexes.local import read_header, read_regular
 from variant_bridge.mappings import load_tables
 from variant_bridge.virtual_packages import TOOLKIT_SHAPE
 
@@ -188,7 +188,7 @@ def _read_bytes(path: Path) -> bytes:
     try:
         return read_regular(path)
     except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+        raise DetectionError(_cannot_read(path, e)) from e
 
 
 def _read_optional(path: Path, *, header: bool = False) -> bytes | None:
@@ -199,7 +199,15 @@ def _read_optional(path: Path, *, header: bool = False) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+        raise DetectionError(_cannot_read(path, e)) from e
+
+
+def _cannot_read(path: Path, error: OSError) -> str:
+    """``…/METADATA: a FIFO, not a regular file`` (as every command says it), or
+    ``…: cannot read: Permission denied``."""
+    if isinstance(error, NotRegularFileError):
+        return str(error)
+    return f"{path}: cannot read: {error.strerror or error}"
 
 
 def _load_json(raw: bytes, path: Path) -> Any:

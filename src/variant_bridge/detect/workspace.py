@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from variant_bridge.environment import Source, VirtualPackage
-from variant_bridge.errors import DetectionError, clip, quote
+from variant_bridge.errors import DetectionError, NotRegularFileError, clip, quote
+from variant_bridge.indexes.local import check_regular, read_text
 
 __all__ = [
     "DEFAULT_ENVIRONMENT",
@@ -184,8 +185,11 @@ class Workspace:
 
         :raises DetectionError: the lock cannot be read.
         """
-        if not self.lockfile.is_file():
+        if not _regular(self.lockfile):
             return ()
+        from variant_bridge.detect.lockfile import check_lock
+
+        check_lock(self.lockfile)
         import rattler
 
         try:
@@ -354,7 +358,7 @@ def _explicit(path: Path, by: str) -> Workspace:
                 "in that folder",
             )
         return Workspace(found.manifest, found.data, by)
-    if not path.is_file():
+    if not _regular(path):
         raise WorkspaceError(WorkspaceProblem.NOT_FOUND, f"{by} {clip(str(path))}: no such file")
     data = _pixi_tables(path)
     if data is None or not _is_workspace(data):
@@ -371,9 +375,9 @@ def _in_folder(directory: Path, *, search: bool) -> Workspace | None:
     ``pixi.toml`` without a workspace is a package's manifest, and pixi then reads nothing
     else in that folder), else its ``pyproject.toml`` if that has ``[tool.pixi]``."""
     path = directory / "pixi.toml"
-    if not path.is_file():
+    if not _regular(path):
         path = directory / "pyproject.toml"
-        if not path.is_file() or "[tool.pixi" not in _text(path):  # pixi's own cheap check
+        if not _regular(path) or "[tool.pixi" not in _text(path):  # pixi's own cheap check
             return None
     data = _pixi_tables(path)
     if data is None or not _is_workspace(data):
@@ -387,13 +391,31 @@ def _is_workspace(data: Mapping[str, Any]) -> bool:
     return "package" not in data  # [tool.pixi] of a pyproject.toml without a package section
 
 
+MAX_MANIFEST = 64 * 1024 * 1024
+"""The largest pixi manifest read (a real one is a few KB)."""
+
+
+def _regular(path: Path) -> bool:
+    """Whether the manifest or lock *path* is there (a regular file).
+
+    :raises WorkspaceError: it is there but a FIFO, a device or a directory (reading it would
+        block or never end).
+    """
+    try:
+        check_regular(path)
+    except NotRegularFileError as e:
+        raise WorkspaceError(WorkspaceProblem.BAD_MANIFEST, str(e)) from e
+    except OSError:
+        return False  # missing (or unreadable: said when it is read)
+    return True
+
+
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path, max_bytes=MAX_MANIFEST)
     except (OSError, UnicodeDecodeError) as e:
-        raise WorkspaceError(
-            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: cannot read: {e}"
-        ) from e
+        said = str(e) if isinstance(e, NotRegularFileError) else f"cannot read: {e}"
+        raise WorkspaceError(WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: {said}") from e
 
 
 def _pixi_tables(path: Path) -> Mapping[str, Any] | None:
@@ -406,9 +428,10 @@ def _pixi_tables(path: Path) -> Mapping[str, Any] | None:
 
     try:
         data: Mapping[str, Any] = tomlkit.parse(_text(path)).unwrap()
-    except TOMLKitError as e:
+    except (TOMLKitError, RecursionError, ValueError) as e:  # nesting, 5,000-digit numbers
+        reason = "nested too deeply" if isinstance(e, RecursionError) else clip(str(e), limit=200)
         raise WorkspaceError(
-            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: not valid TOML ({e})"
+            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: not valid TOML ({reason})"
         ) from e
     if path.name != "pyproject.toml":
         return data

@@ -19,7 +19,6 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from variant_bridge._json import loads
-from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError, SelectionError
 from variant_bridge.export.model import filename_label
@@ -31,6 +30,7 @@ from variant_bridge.indexes import (
     file_sha256,
     url_to_path,
 )
+from variant_bridge.indexes.local import read_regular, read_text
 from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
 from variant_bridge.properties import VariantDescription
 
@@ -157,7 +157,7 @@ def _record_hashes(text: str) -> dict[str, str]:
 
 def _installed_record(dist_info: Path) -> dict[str, str] | None:
     try:
-        return _record_hashes((dist_info / "RECORD").read_text(encoding="utf-8"))
+        return _record_hashes(read_text(dist_info / "RECORD"))  # a FIFO: refused, not read
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -26,6 +26,7 @@ from typing import IO
 
 from variant_bridge._values import value
 from variant_bridge.errors import UnsafeArchive, clip, quote
+from variant_bridge.indexes.local import open_zip
 
 __all__ = [
     "LIMITS",
@@ -192,7 +193,7 @@ class WheelArchive:
         self.path = Path(path)
         self.limits = limits
         self.name = self.path.name
-        self._zip = zipfile.ZipFile(self.path)
+        self._zip = open_zip(self.path)  # a FIFO: refused, not waited on
         try:
             self.files, self.dist_info = self._check_members()
             self.entry_points = self._check_texts()

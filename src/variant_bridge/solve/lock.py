@@ -28,6 +28,7 @@ from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import SolveError
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes.local import read_text
 
 __all__ = [
     "COPIES_DIR",
@@ -154,7 +155,7 @@ def _complete(
     import rattler
     import yaml
 
-    document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document: Any = yaml.safe_load(read_text(path))  # the lock rattler has just written
     environment = document.get("environments", {}).get(ENVIRONMENT)
     if isinstance(environment, dict) and wheels:
         ordered: dict[str, Any] = {"channels": environment.get("channels", [])}
