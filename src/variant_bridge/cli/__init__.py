@@ -85,6 +85,10 @@ class _Group(click.Group):
             return super().invoke(ctx)
         # click's own control flow (usage errors, --help, Ctrl-C) keeps its meaning; Exit and
         # Abort derive from RuntimeError, so they must be let through before `Exception`.
+        except click.UsageError as e:
+            # click's own messages quote what was given whole ('xml' is not one of ...).
+            e.message = one_line(e.message)
+            raise
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except VariantBridgeError as e:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.errors import HashMismatch, InstallError, VariantBridgeError
@@ -106,7 +106,7 @@ def _in_place(state: State, candidate: Candidate, sha256: str) -> bool:
 def _same_version(installed: str, wanted: str) -> bool:
     try:
         return Version(installed) == Version(wanted)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         return installed == wanted
 
 
