@@ -76,6 +76,11 @@ def test_the_table_written_back_reads_the_same_matrix() -> None:
             {"build": [{"label": "a", "cuda": "12.8"}, {"label": "b", "cuda": "12.8"}]},
             "are the same conda build",
         ),
+        ({"build": [{"rocm": "six"}]}, "rocm 'six' is no ROCm release like 6.4"),
+        ({"build": [{"rocm": "6.4", "gfx": ["MI300"]}]}, "gfx 'MI300' is no AMD GPU name"),
+        ({"build": [{"gfx": ["gfx942"]}]}, "gfx needs a rocm version"),
+        ({"build": [{"cuda": "12.8", "rocm": "6.4"}]}, "built with CUDA or with ROCm, not both"),
+        ({"build": [{"conda": {"rocm_version": "6.4"}}]}, "is a column of the matrix"),
     ],
 )
 def test_malformed_matrices_are_one_clear_error(table: dict[str, Any], says: str) -> None:
@@ -216,3 +221,43 @@ def test_free_threaded_python_is_a_python_of_its_own() -> None:
     assert values["python"] == ["3.13", "3.13.* *_cp313t"]
     with pytest.raises(ReleaseInputError, match=r"'3\.13x' is no version like 3\.12 or 3\.13t"):
         Matrix.from_table({"python": ["3.13x"], "build": [{"cuda": "12.8"}]}, where="m")
+
+
+def test_a_rocm_build_is_a_row_of_both_sides() -> None:
+    """A ROCm build (torch's rocm6.4: its release and the GPUs it has code for) gives a wheel
+    variant of the amd namespace and a conda build that needs that ROCm runtime and constrains
+    the AMD GPU, as amd.yaml maps them."""
+    from variant_bridge.maintainer import outputs
+
+    matrix = Matrix.from_table(
+        {"build": [{}, {"rocm": "6.4", "gfx": ["gfx942", "gfx90a"]}]}, where="matrix.toml"
+    )
+    null, rocm = matrix.builds
+    assert rocm.label == "rocm6.4"
+    assert not rocm.is_null
+    assert [str(p) for p in rocm.properties()] == [
+        "amd :: gfx_arch :: gfx942",
+        "amd :: gfx_arch :: gfx90a",
+        "amd :: rocm_version :: 6.4",
+    ]
+    order = build_order(matrix)
+    assert order.order == ("null", "rocm6.4")  # an MI300 or MI250 prefers its ROCm build
+    assert outputs.run_requirements(matrix, rocm) == ["rocm-core 6.4.*"]
+    assert outputs.run_constraints(rocm) == ["__amdgpu_arch ==9.4.2|==9.0.10"]
+    variants = outputs.variants_yaml(matrix, order)
+    assert "rocm_version:\n- None\n- '6.4'\n" in variants
+    assert "amdgpu_arch_constraint:\n- ''\n- ==9.4.2|==9.0.10\n" in variants
+    recipe = outputs.recipe_requirements(matrix, order)
+    assert (
+        '    - if: rocm_version != "None"\n      then: rocm-core ${{ rocm_version }}.*\n' in recipe
+    )
+    assert "      then: __amdgpu_arch ${{ amdgpu_arch_constraint }}\n" in recipe
+    table = outputs.pyproject_variant(matrix)
+    assert table["providers"]["amd"] == {
+        "requires": ["amd-variant-provider>=0.0.2,<1.0.0"],
+        "plugin-api": "amd_variant_provider.plugin:AMDVariantPlugin",
+    }
+    assert outputs.variants_json(matrix)["variants"]["rocm6.4"] == {
+        "amd": {"gfx_arch": ["gfx90a", "gfx942"], "rocm_version": ["6.4"]}  # sorted, as JSON
+    }
+    assert null.is_null

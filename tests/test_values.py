@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any
+import re
+import typing
+from dataclasses import FrozenInstanceError, InitVar, dataclass, field
+from typing import Any, ClassVar
 
 import pytest
 
@@ -173,3 +175,88 @@ def test_a_class_without_docstring_gets_the_signature_dataclasses_writes() -> No
         c: list[int] = field(default_factory=list)
 
     assert Light.__doc__ == Plain.__doc__.replace("Plain", "Light")  # type: ignore[union-attr]
+
+
+def test_class_variables_stay_on_the_class_and_are_no_fields() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Plain:
+        a: int
+        KIND: ClassVar[str] = "plain"
+        OTHER: typing.ClassVar[int] = 2
+
+    @value
+    class Light:
+        a: int
+        KIND: ClassVar[str] = "plain"
+        OTHER: typing.ClassVar[int] = 2
+
+    assert [f.name for f in dataclasses.fields(Light)] == ["a"]
+    assert (Light.KIND, Light.OTHER, Light.__slots__) == ("plain", 2, ("a",))
+    assert Light.__slots__ == Plain.__slots__
+    assert dataclasses.replace(Light(1), a=2) == Light(2)
+    assert dataclasses.is_dataclass(Light)
+    assert dataclasses.is_dataclass(Light(1))
+    assert dataclasses.asdict(Light(3)) == {"a": 3}
+
+
+def test_fields_of_base_classes_come_first_as_in_dataclasses() -> None:
+    @dataclass(frozen=True, slots=True)
+    class PlainBase:
+        a: int
+        b: str = "x"
+
+    @dataclass(frozen=True, slots=True)
+    class Plain(PlainBase):
+        c: int = 0
+        b: str = "y"
+
+    @value
+    class Base:
+        a: int
+        b: str = "x"
+
+    @value
+    class Light(Base):
+        c: int = 0
+        b: str = "y"
+
+    assert [f.name for f in dataclasses.fields(Light)] == [
+        f.name for f in dataclasses.fields(Plain)
+    ]
+    assert Light.__slots__ == Plain.__slots__ == ("c",)  # the base's slots are not repeated
+    assert Light.__match_args__ == Plain.__match_args__
+    light, plain = Light(1), Plain(1)
+    assert (light.a, light.b, light.c) == (plain.a, plain.b, plain.c) == (1, "y", 0)
+    assert repr(light).endswith("Light(a=1, b='y', c=0)")
+    assert isinstance(light, Base)
+    assert light != Base(1, "y")
+
+
+class _MutableDefault:
+    items: list[int] = []  # noqa: RUF012 (the point)
+
+
+class _UnannotatedField:
+    x = field(default=1)
+
+
+class _InitVarField:
+    x: dataclasses.InitVar[int] = 1  # text, read as dataclasses reads it: module.name
+
+
+class _BareInitVar:
+    x: InitVar[int] = 1
+
+
+@pytest.mark.parametrize(
+    ("cls", "error"),
+    [
+        (_MutableDefault, "mutable default <class 'list'> for field items is not allowed"),
+        (_UnannotatedField, "'x' is a field but has no type annotation"),
+        (_InitVarField, "does not support InitVar"),
+        (_BareInitVar, "does not support InitVar"),
+    ],
+)
+def test_what_dataclasses_refuses_is_refused(cls: type[Any], error: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=re.escape(error)):
+        value(cls)

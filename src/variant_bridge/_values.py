@@ -1,14 +1,17 @@
-"""``@value``: a frozen, slotted dataclass that costs ~0.05 ms to define instead of ~0.5 ms.
+"""``@value``: a frozen, slotted dataclass that costs ~0.04 ms to define instead of ~0.5 ms.
 
 ``@dataclass(frozen=True, slots=True)`` compiles six methods per class with ``exec()``
 (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``). A cold
-``detect --json`` defines about thirty value classes, so that compiling was a fifth of its start-up.
-Here dataclasses still collects the fields and builds the slotted class (``fields()``,
-``replace()``, ``__match_args__`` work as before), and the methods are closures over the field
-names, built without compiling anything. They behave like the generated ones: the same
-constructor arguments and defaults (``field(default=..., default_factory=..., init=False)``,
-then ``__post_init__``), the same ``repr`` text, equality and hash over the compared fields,
-:class:`~dataclasses.FrozenInstanceError` on assignment, and copy/pickle support.
+``detect --json`` defines about thirty value classes and a cold ``install`` about 120, so that
+compiling was a fifth of their start-up. Here the methods are closures over the field names, built
+without compiling anything, and the fields are collected here as dataclasses collects them (its
+own pass, ~0.05 ms a class, was most of what remained): ``dataclasses.fields()``, ``replace()``,
+``is_dataclass()``, ``asdict()`` and ``__match_args__`` work as for a dataclass. The methods
+behave like the generated ones: the same constructor arguments and defaults
+(``field(default=..., default_factory=..., init=False)``, then ``__post_init__``), the same
+``repr`` text, equality and hash over the compared fields, :class:`~dataclasses.FrozenInstanceError`
+on assignment, and copy/pickle support. (``InitVar`` and ``KW_ONLY`` are refused: no class here
+needs them.)
 
 A class's first instances are built by a generic ``__init__`` (about 0.2 us more per object);
 its 50th compiles the ``__init__`` dataclasses would have written, so a class built in a hot loop
@@ -23,11 +26,14 @@ paths that build these. (Until it compiles, ``inspect.signature`` of the class r
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import sys
 from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import MemberDescriptorType, ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -47,22 +53,33 @@ _set = object.__setattr__
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def value(cls: type[T]) -> type[T]:
     """Make *cls* a frozen, slotted dataclass (see the module docstring)."""
-    documented = cls.__doc__ is not None
-    if not documented:  # else dataclasses runs inspect.signature() for a text replaced below
-        cls.__doc__ = cls.__name__
-    # Fields and slots only: with these flags dataclasses generates no code.
-    cls = dataclasses.dataclass(slots=True, init=False, repr=False, eq=False)(cls)
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    if not documented:  # the text dataclasses writes there (it saw no __init__ yet)
-        cls.__doc__ = _signature_text(cls.__name__, [f for f in fields if f.init])
-    methods = {
-        "__init__": _init(cls, fields),
-        "__repr__": _repr([f.name for f in fields if f.repr]),
-        "__eq__": _eq(_getter([f.name for f in fields if f.compare])),
-        "__hash__": _hash(_getter([f.name for f in fields if _hashed(f)])),
-        **_frozen(cls, fields),
-    }
+    fields = _collect_fields(cls)
     own = cls.__dict__
+    namespace = dict(own)
+    for name in fields:  # their defaults live in the fields; the slots replace them
+        namespace.pop(name, None)
+    namespace.pop("__dict__", None)
+    namespace.pop("__weakref__", None)
+    inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots_of(base)}
+    namespace["__slots__"] = tuple(name for name in fields if name not in inherited)
+    namespace["__dataclass_fields__"] = fields
+    namespace["__dataclass_params__"] = _PARAMS
+    listed = [f for f in fields.values() if f.init]
+    namespace.setdefault("__match_args__", tuple(f.name for f in listed))
+    if own.get("__doc__") is None:  # the text dataclasses writes there
+        namespace["__doc__"] = _signature_text(cls.__name__, listed)
+    made: type[T] = type(cls)(cls.__name__, cls.__bases__, namespace)  # type: ignore[misc]
+    made.__qualname__ = cls.__qualname__
+    if hasattr(made, "__abstractmethods__"):
+        abc.update_abstractmethods(made)
+    values = tuple(fields.values())
+    methods = {
+        "__init__": _init(made, values),
+        "__repr__": _repr([f.name for f in values if f.repr]),
+        "__eq__": _eq(_getter([f.name for f in values if f.compare])),
+        "__hash__": _hash(_getter([f.name for f in values if _hashed(f)])),
+        **_frozen(made, values),
+    }
     # As dataclasses does: a method the class defines stays, except the __hash__ = None that
     # Python adds to a class defining __eq__.
     implicit_hash = own.get("__hash__") is None and "__eq__" in own
@@ -70,9 +87,91 @@ def value(cls: type[T]) -> type[T]:
         if name in own and not (name == "__hash__" and implicit_hash):
             continue
         method.__name__ = name
-        method.__qualname__ = f"{cls.__qualname__}.{name}"
-        setattr(cls, name, method)
-    return cls
+        method.__qualname__ = f"{made.__qualname__}.{name}"
+        setattr(made, name, method)
+    return made
+
+
+# What dataclasses records for the classes here (its flags, in this Python's shape) and how it
+# marks a real field (not a ClassVar or an InitVar), which ``fields()`` and ``replace()`` look
+# for: both read from one class it processed (with these flags it compiles nothing).
+_TEMPLATE: Any = dataclasses.dataclass(slots=True, init=False, repr=False, eq=False)(
+    type("_Template", (), {"__doc__": "-", "__annotations__": {"one": "int"}})
+)
+_PARAMS = _TEMPLATE.__dataclass_params__
+_FIELD_KIND = _TEMPLATE.__dataclass_fields__["one"]._field_type
+
+
+def _collect_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """The dataclass fields of *cls*, as dataclasses collects them: the base classes' first (the
+    nearest base's last), then each annotation of the class itself that is not a ``ClassVar``,
+    with its default (``x: int = 0``) or the ``field()`` it names."""
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        inherited = base.__dict__.get("__dataclass_fields__")
+        if inherited is not None:
+            fields.update((f.name, f) for f in inherited.values())
+    annotations = _own_annotations(cls)
+    scope = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+    for name, annotation in annotations.items():
+        kind = _kind(annotation, scope)
+        if kind is ClassVar:
+            continue
+        if kind is dataclasses.InitVar or kind is dataclasses.KW_ONLY:
+            raise TypeError(f"@value does not support InitVar or KW_ONLY ({cls.__name__}.{name})")
+        default = getattr(cls, name, MISSING)
+        if isinstance(default, dataclasses.Field):
+            made = default
+        else:
+            if isinstance(default, MemberDescriptorType):  # a slot of a base, not a default
+                default = MISSING
+            made = dataclasses.field(default=default)  # type: ignore[arg-type]
+        made.name = name
+        made.type = annotation
+        made._field_type = _FIELD_KIND  # type: ignore[attr-defined]
+        if made.kw_only is MISSING:
+            made.kw_only = False
+        if made.default is not MISSING and type(made.default).__hash__ is None:
+            raise ValueError(
+                f"mutable default {type(made.default)} for field {name} is not allowed: "
+                "use default_factory"
+            )
+        fields[name] = made
+    for name, attribute in cls.__dict__.items():
+        if isinstance(attribute, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    return fields
+
+
+def _own_annotations(cls: type) -> dict[str, Any]:
+    # The class's own, as dataclasses reads them up to 3.13 (inspect is not imported here).
+    found = cls.__dict__.get("__annotations__")  # noqa: RUF063
+    if found is None and sys.version_info >= (3, 14):  # annotations evaluated lazily (PEP 649)
+        import annotationlib  # type: ignore[import-not-found, unused-ignore]
+
+        found = annotationlib.get_annotations(cls, format=annotationlib.Format.FORWARDREF)
+    return dict(found or {})
+
+
+def _kind(annotation: object, scope: dict[str, Any]) -> object:
+    """What an annotation's head is (``ClassVar``, ``InitVar``, ...), as dataclasses reads text
+    annotations (``from __future__ import annotations``): a name or ``module.name`` before any
+    ``[``, looked up in the class's module."""
+    if not isinstance(annotation, str):
+        if isinstance(annotation, dataclasses.InitVar):
+            return dataclasses.InitVar
+        return getattr(annotation, "__origin__", annotation)
+    head = annotation.partition("[")[0].strip()
+    module, _, name = head.rpartition(".")
+    if not module:
+        return scope.get(name)
+    found = scope.get(module)
+    return getattr(found, name, None) if isinstance(found, ModuleType) else None
+
+
+def _slots_of(cls: type) -> tuple[str, ...]:
+    slots = cls.__dict__.get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
 def _signature_text(name: str, params: list[dataclasses.Field[Any]]) -> str:

@@ -37,18 +37,26 @@ from variant_bridge.release import (
 )
 
 __all__ = [
+    "AMDGPU_CONSTRAINT_KEY",
     "LOWER_BOUND_POLICIES",
     "MAPPED_KEYS",
     "MAX_BUILDS",
     "PROVIDER_CHOICES",
+    "ROCM_KEY",
     "LowerBoundPolicy",
     "Matrix",
     "MatrixBuild",
     "ProviderChoice",
+    "amd_features",
+    "check_gfx",
     "default_label",
+    "family_notes",
+    "family_text",
     "matrix_from_conda",
     "matrix_from_wheels",
     "matrix_table",
+    "parse_rocm",
+    "rocm_text",
     "toolkit_notes",
     "toolkit_problems",
 ]
@@ -58,6 +66,11 @@ LOWER_BOUND_POLICIES: tuple[LowerBoundPolicy, ...] = ("toolkit", "major")
 ProviderChoice = Literal["upstream", "bridge"]
 PROVIDER_CHOICES: tuple[ProviderChoice, ...] = ("upstream", "bridge")
 
+ROCM_KEY = "rocm_version"
+"""The conda variant key of a ROCm build's release (``6.4``; ``None`` for the others)."""
+AMDGPU_CONSTRAINT_KEY = "amdgpu_arch_constraint"
+"""The ``__amdgpu_arch`` versions a ROCm build runs on, for its ``run_constraints`` entry."""
+
 MAPPED_KEYS = (
     "cuda_compiler_version",
     "c_stdlib_version",
@@ -65,6 +78,8 @@ MAPPED_KEYS = (
     "python",
     "cuda_archs",
     "cuda_arch_constraint",
+    ROCM_KEY,
+    AMDGPU_CONSTRAINT_KEY,
     "target_platform",
 )
 """Conda variant keys the matrix reads into its columns or writes from them (the rest pass
@@ -78,9 +93,22 @@ PRIORITY_NAMESPACE = "priority"
 PRIORITY_FEATURE = "order"
 """Where a row's static priority goes on the wheel side (as torch's variants do)."""
 
+
 _MAX_LABEL = 16
 _ROW_KEYS = frozenset(
-    {"label", "cuda", "driver", "sm", "x86-64-level", "glibc", "priority", "python", "conda"}
+    {
+        "label",
+        "cuda",
+        "driver",
+        "sm",
+        "rocm",
+        "gfx",
+        "x86-64-level",
+        "glibc",
+        "priority",
+        "python",
+        "conda",
+    }
 )
 _TABLE_KEYS = frozenset(
     {"name", "version", "platform", "python", "lower-bound", "providers", "build-number",
@@ -115,6 +143,10 @@ class MatrixBuild:
     driver: CudaVersion | None = None
     """The driver floor (``cuda_version_lower_bound`` and ``__cuda >=``)."""
     archs: ArchSet | None = None
+    rocm: tuple[int, int] | None = None
+    """The ROCm release (``rocm_version``, ``amd :: rocm_version``); ``None``: no ROCm build."""
+    gfx: tuple[str, ...] = ()
+    """The AMD GPUs a ROCm build has code for (``amd :: gfx_arch``: ``gfx942``...)."""
     x86_64_level: int | None = None
     glibc: tuple[int, int] | None = None
     priority: int | None = None
@@ -129,7 +161,12 @@ class MatrixBuild:
     @property
     def is_null(self) -> bool:
         """A build whose wheel is the null variant (CPU, no x86-64 level, no priority)."""
-        return self.cuda is None and self.x86_64_level is None and self.priority is None
+        return (
+            self.cuda is None
+            and self.rocm is None
+            and self.x86_64_level is None
+            and self.priority is None
+        )
 
     def properties(self, tables: MappingTables | None = None) -> tuple[VariantProperty, ...]:
         """The wheel variant's properties."""
@@ -139,6 +176,10 @@ class MatrixBuild:
             props.append(VariantProperty(nvidia, "cuda_version_lower_bound", str(self.driver)))
         if self.archs is not None:
             props += [VariantProperty(nvidia, "sm_arch", v) for v in self.archs.sm_arch]
+        amd, (gfx_feature, rocm_feature) = tables.amd.namespace, amd_features(tables)
+        props += [VariantProperty(amd, gfx_feature, name) for name in self.gfx]
+        if self.rocm is not None:
+            props.append(VariantProperty(amd, rocm_feature, rocm_text(self.rocm)))
         cpu = tables.cpu(X86_64)
         if self.x86_64_level is not None and cpu is not None:
             value = f"v{self.x86_64_level}"
@@ -154,10 +195,13 @@ class MatrixBuild:
 
 
 def default_label(build: MatrixBuild) -> str:
-    """``cu126``, ``cu126_v3``, ``v3`` (CPU at a level), ``null`` (plain CPU)."""
+    """``cu126``, ``rocm6.4`` (torch's spelling), ``cu126_v3``, ``v3`` (CPU at a level),
+    ``null`` (plain CPU)."""
     parts = []
     if build.cuda is not None:
         parts.append(f"cu{build.cuda.major}{build.cuda.minor}")
+    if build.rocm is not None:
+        parts.append(f"rocm{rocm_text(build.rocm)}")
     if build.x86_64_level is not None:
         parts.append(f"v{build.x86_64_level}")
     return "_".join(parts) or (NULL_LABEL if build.is_null else "cpu")
@@ -194,6 +238,28 @@ class Matrix:
 
     def build(self, label: str) -> MatrixBuild | None:
         return next((b for b in self.builds if b.label == label), None)
+
+    def family(
+        self, build: MatrixBuild, tables: MappingTables | None = None
+    ) -> tuple[tuple[str, str], ...]:
+        """The conda variant keys that make *build* a family of its own on the platform
+        (``arm_variant_type=tegra``, ``toolkits.yaml``), from its keys over the matrix's;
+        ``()`` for the family wheels are built for."""
+        return (tables or load_tables()).toolkits.family({**self.conda, **build.conda})
+
+    def families(
+        self, tables: MappingTables | None = None
+    ) -> dict[tuple[tuple[str, str], ...], tuple[MatrixBuild, ...]]:
+        """The builds per family, the wheels' own (``()``) first when it has any."""
+        found: dict[tuple[tuple[str, str], ...], list[MatrixBuild]] = {}
+        for build in self.builds:
+            found.setdefault(self.family(build, tables), []).append(build)
+        return {k: tuple(found[k]) for k in sorted(found, key=lambda k: (k != (), k))}
+
+    def wheel_builds(self, tables: MappingTables | None = None) -> tuple[MatrixBuild, ...]:
+        """The builds wheels are made for: every build but those of a family of its own (no
+        wheel platform tag describes a tegra build)."""
+        return self.families(tables).get((), ())
 
     @classmethod
     def from_table(
@@ -257,6 +323,8 @@ class Matrix:
             seen[build.label] = i
             shape = (
                 build.cuda,
+                build.rocm,
+                build.gfx,
                 build.x86_64_level,
                 build.glibc,
                 tuple(sorted(build.conda.items())),
@@ -265,7 +333,7 @@ class Matrix:
             if shape in shapes:
                 raise ReleaseInputError(
                     f"{self.source}: builds {shapes[shape]!r} and {build.label!r} are the same "
-                    "conda build (same CUDA, x86-64 level, glibc and conda keys)"
+                    "conda build (same CUDA or ROCm, x86-64 level, glibc and conda keys)"
                 )
             shapes[shape] = build.label
         return self
@@ -306,6 +374,27 @@ def toolkit_problems(matrix: Matrix, tables: MappingTables | None = None) -> lis
                 f"not {build.glibc[0]}.{build.glibc[1]} (toolkits.yaml)"
             )
     return problems
+
+
+def family_text(family: Sequence[tuple[str, str]]) -> str:
+    """``arm_variant_type=tegra``."""
+    return " ".join(f"{k}={v}" for k, v in family)
+
+
+def family_notes(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
+    """One note per build family of its own: conda builds only, numbered among themselves."""
+    notes = []
+    for family, builds in matrix.families(tables).items():
+        if not family:
+            continue
+        labels = ", ".join(b.label for b in builds)
+        notes.append(
+            f"{matrix.platform} {family_text(family)}: {labels} "
+            f"{'is a build family' if len(builds) == 1 else 'are a build family'} of its own "
+            "(toolkits.yaml families: no wheel platform tag describes it): conda builds only, "
+            "numbered among themselves, no wheel variant generated"
+        )
+    return notes
 
 
 def toolkit_notes(matrix: Matrix, tables: MappingTables | None = None) -> list[str]:
@@ -368,6 +457,48 @@ def _archs(value: object, where: str) -> ArchSet:
     return parse_arch_list(text, where=f"{where}: sm")
 
 
+def amd_features(tables: MappingTables) -> tuple[str, str]:
+    """The ``amd`` features a ROCm row's ``gfx`` and ``rocm`` columns are (amd.yaml's rules)."""
+    rule = {f.rule: f.name for f in tables.amd.features}
+    return rule["gfx_arch"], rule["rocm_version"]
+
+
+def parse_rocm(text: str, where: str, key: str = "rocm") -> tuple[int, int]:
+    """``6.4`` (a ROCm release's ``major.minor``, as ``amd :: rocm_version`` says it)."""
+    match = re.fullmatch(r"([0-9]{1,3})\.([0-9]{1,3})", text.strip())
+    if match is None:
+        raise ReleaseInputError(f"{where}: {key} {quote(text)} is no ROCm release like 6.4")
+    return int(match[1]), int(match[2])
+
+
+def rocm_text(rocm: tuple[int, int]) -> str:
+    return f"{rocm[0]}.{rocm[1]}"
+
+
+def check_gfx(names: Sequence[str], where: str, tables: MappingTables | None = None) -> None:
+    """Every name a gfx processor name (``gfx942``, ``gfx90a``: amd.yaml's naming rule)."""
+    from variant_bridge.gfx_archs import isa_of
+
+    prefix = (tables or load_tables()).amd.gfx_prefix
+    for name in names:
+        if isa_of(name, prefix) is None:
+            raise ReleaseInputError(
+                f"{where}: gfx {quote(name)} is no AMD GPU name like gfx942 or gfx90a"
+            )
+
+
+def _rocm(row: Mapping[str, Any], where: str) -> tuple[tuple[int, int] | None, tuple[str, ...]]:
+    if row.get("rocm") in (None, "", "none", "None"):
+        if "gfx" in row:
+            raise ReleaseInputError(f"{where}: gfx needs a rocm version")
+        return None, ()
+    rocm = parse_rocm(str(row["rocm"]), where)
+    value = row.get("gfx", [])
+    names = tuple(str(v) for v in (value if isinstance(value, list) else [value]))
+    check_gfx(names, where)
+    return rocm, names
+
+
 def _row(row: object, where: str, lower: LowerBoundPolicy) -> MatrixBuild:
     if not isinstance(row, Mapping):
         raise ReleaseInputError(f"{where}: a build must be a table")
@@ -388,6 +519,9 @@ def _row(row: object, where: str, lower: LowerBoundPolicy) -> MatrixBuild:
     elif "driver" in row or "sm" in row:
         raise ReleaseInputError(f"{where}: driver and sm need a cuda version")
     archs = _archs(row["sm"], where) if "sm" in row and cuda is not None else None
+    rocm, gfx = _rocm(row, where)
+    if rocm is not None and cuda is not None:
+        raise ReleaseInputError(f"{where}: a build is built with CUDA or with ROCm, not both")
     level = row.get("x86-64-level")
     if level is not None and (isinstance(level, bool) or level not in (1, 2, 3, 4)):
         raise ReleaseInputError(f"{where}: x86-64-level must be 1, 2, 3 or 4, not {level!r}")
@@ -400,6 +534,8 @@ def _row(row: object, where: str, lower: LowerBoundPolicy) -> MatrixBuild:
         cuda=cuda,
         driver=driver,
         archs=archs,
+        rocm=rocm,
+        gfx=gfx,
         x86_64_level=level,
         glibc=_glibc(str(row["glibc"]), where) if "glibc" in row else None,
         priority=priority,
@@ -490,12 +626,15 @@ def matrix_from_conda(
             cuda=build.cuda,
             driver=driver,
             archs=build.archs if build.cuda is not None else None,
+            rocm=build.rocm,
+            gfx=build.gfx,
             x86_64_level=build.microarch_level,
             glibc=build.glibc,
             python=() if shared_python else build.python_specs,
             conda=MappingProxyType({k: v for k, v in extra.items() if k not in common}),
         )
-        rows.append(replace(row, label=default_label(row)))
+        label = "_".join([default_label(row), *(_clean(v) for _, v in build.family)])
+        rows.append(replace(row, label=label[:_MAX_LABEL]))
     platforms = {b.platform for b in builds}
     if len(platforms) > 1:
         shown = ", ".join(sorted(platforms))
@@ -517,24 +656,62 @@ def matrix_from_conda(
 def _unmapped_note(variants: Sequence[WheelVariant], known: set[str]) -> str:
     spaces = sorted({ns for v in variants for ns in v.description.namespaces} - known)
     shown = ", ".join(v.label for v in variants)
+    one = len(variants) == 1
     return (
-        f"variants {shown} are not in the matrix: it has no column for namespace"
-        f"{'s' if len(spaces) > 1 else ''} {', '.join(spaces)} (their wheels stay as they are; "
-        "their conda builds are not generated)"
+        f"{'variant' if one else 'variants'} {shown} {'is' if one else 'are'} not in the matrix: "
+        f"it has no column for namespace{'s' if len(spaces) > 1 else ''} {', '.join(spaces)} "
+        f"({'its wheels stay' if one else 'their wheels stay'} as they are; "
+        f"{'its conda build is' if one else 'their conda builds are'} not generated)"
     )
+
+
+def _amd_columns(
+    variant: WheelVariant, where: str, tables: MappingTables
+) -> tuple[tuple[int, int] | None, tuple[str, ...]]:
+    """A wheel variant's ROCm release and GPUs (the ``rocm`` and ``gfx`` columns).
+
+    :raises ReleaseInputError: not one ROCm release, GPUs without one, or an ``amd`` feature
+        the matrix has no column for.
+    """
+    amd = tables.amd.namespace
+    gfx_feature, rocm_feature = amd_features(tables)
+    other = sorted(
+        p.feature
+        for p in variant.description.properties
+        if p.namespace == amd and p.feature not in (gfx_feature, rocm_feature)
+    )
+    if other:
+        raise ReleaseInputError(
+            f"{where}: variant {variant.label!r}: {amd} :: {other[0]} has no column in the matrix "
+            f"(it has {gfx_feature} and {rocm_feature})"
+        )
+    releases = variant.description.values(VariantFeature(amd, rocm_feature))
+    gfx = variant.description.values(VariantFeature(amd, gfx_feature))
+    if not releases and not gfx:
+        return None, ()
+    if len(releases) != 1:
+        said = f"{len(releases)} ROCm releases" if releases else f"{amd} :: {gfx_feature} alone"
+        raise ReleaseInputError(
+            f"{where}: variant {variant.label!r} has {said}; a conda build is built with one "
+            f"({amd} :: {rocm_feature})"
+        )
+    check_gfx(gfx, f"{where}: variant {variant.label!r}", tables)
+    return parse_rocm(releases[0], f"{where}: variant {variant.label!r}"), gfx
 
 
 def matrix_from_wheels(
     side: WheelSide, *, tables: MappingTables | None = None, platform: str = "linux-64"
 ) -> Matrix:
     """The matrix a wheel side ships: one row per variant whose namespaces the matrix has
-    columns for (NVIDIA, x86-64, the static priority); every other variant (ROCm, XPU) is
-    named in :attr:`Matrix.notes`, never dropped silently.
+    columns for (NVIDIA, AMD's ROCm release and GPUs, x86-64, the static priority); every other
+    variant (XPU: an Intel GPU has no conda counterpart) is named in :attr:`Matrix.notes`, never
+    dropped silently.
 
     :raises ReleaseInputError: no variant the matrix can describe.
     """
     tables = tables or load_tables()
-    known = {tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE}
+    known = {tables.nvidia.namespace, tables.amd.namespace, X86_64, PRIORITY_NAMESPACE}
+    source = ", ".join(side.sources)
     rows = []
     unmapped = []
     for variant in side.variants:
@@ -552,6 +729,12 @@ def matrix_from_wheels(
                 "with the minors you build"
             )
         archs = variant.archs(tables) if claim is not None else None
+        rocm, gfx = _amd_columns(variant, source, tables)
+        if rocm is not None and claim is not None:
+            raise ReleaseInputError(
+                f"{source}: variant {variant.label!r} is built with CUDA and with ROCm: a conda "
+                "build is one or the other"
+            )
         glibc = variant.glibc(platform)
         python = variant.python()
         rows.append(
@@ -561,6 +744,8 @@ def matrix_from_wheels(
                 cuda=claim.cuda if claim is not None else None,
                 driver=variant.lower_bound(tables),
                 archs=archs or None,
+                rocm=rocm,
+                gfx=gfx,
                 x86_64_level=variant.x86_64_level(tables),
                 glibc=glibc,
                 priority=int(priority_values[0])
@@ -569,7 +754,6 @@ def matrix_from_wheels(
                 python=tuple(sorted(python - {"any"}, key=python_key)) if python else (),
             )
         )
-    source = ", ".join(side.sources)
     if not rows:
         note = f"; {_unmapped_note(unmapped, known)}" if unmapped else ""
         raise ReleaseInputError(f"{source}: no variant the matrix can describe{note}")
@@ -594,6 +778,10 @@ def _row_table(build: MatrixBuild, matrix: Matrix) -> dict[str, Any]:
             row["driver"] = str(build.driver)
     if build.archs:
         row["sm"] = build.archs.cmake()
+    if build.rocm is not None:
+        row["rocm"] = rocm_text(build.rocm)
+    if build.gfx:
+        row["gfx"] = list(build.gfx)
     if build.x86_64_level is not None:
         row["x86-64-level"] = build.x86_64_level
     if build.glibc is not None:

@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from variant_bridge.build_matrix import PRIORITY_FEATURE, PRIORITY_NAMESPACE, Matrix, MatrixBuild
+from variant_bridge.build_matrix import (
+    PRIORITY_FEATURE,
+    PRIORITY_NAMESPACE,
+    Matrix,
+    MatrixBuild,
+    family_text,
+)
 from variant_bridge.mappings import MappingTables, load_tables
 from variant_bridge.metadata import Provider, StaticFeature
 from variant_bridge.ranking import Priorities, VariantRanker
@@ -48,16 +54,40 @@ class BuildOrder:
     ties: tuple[tuple[str, str], ...] = ()
     """Pairs PEP 825 ranks equal on some machine (installers then take the first label)."""
     machines: int = 0
+    families: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each build family of its own (``arm_variant_type=tegra``) and its order, least
+    preferred first, when the matrix has one beside the main family."""
 
 
 def _fallback_key(build: MatrixBuild) -> tuple[object, ...]:
     cuda = build.cuda.key if build.cuda is not None else (-1, -1)
+    rocm = build.rocm or (-1, -1)
     priority = -(build.priority or 0)
-    return (cuda, build.x86_64_level or 0, priority, build.label)
+    return (cuda, rocm, build.x86_64_level or 0, priority, build.label)
 
 
-def machines(matrix: Matrix) -> list[list[str]]:
-    """The grid of machines, each as ``--from-conda`` specs."""
+def _amd_machines(matrix: Matrix, tables: MappingTables) -> list[list[str]]:
+    """An AMD GPU of each gfx name the ROCm builds list, with no ROCm runtime (every release is
+    supported, newest first), and the first one with each ROCm release of the matrix."""
+    from variant_bridge.gfx_archs import isa_of, isa_text
+
+    amd = tables.amd
+    names = dict.fromkeys(g for b in matrix.builds for g in b.gfx)
+    isas = [isa_text(i) for g in names if (i := isa_of(g, amd.gfx_prefix)) is not None]
+    if not isas:
+        return []
+    gpu = [f"{amd.driver_package}={amd.driver_version}"]
+    releases = sorted({b.rocm for b in matrix.builds if b.rocm is not None})
+    runtime = amd.runtime_packages[0]
+    return [
+        *([*gpu, f"{amd.arch_package}={isa}"] for isa in isas),
+        *([*gpu, f"{amd.arch_package}={isas[0]}", f"{runtime}={r[0]}.{r[1]}"] for r in releases),
+    ]
+
+
+def machines(matrix: Matrix, tables: MappingTables | None = None) -> list[list[str]]:
+    """The grid of machines, each as ``--from-conda`` specs: NVIDIA drivers and GPUs and CPU
+    levels, then AMD GPUs (:func:`_amd_machines`)."""
     drivers = sorted(
         {b.cuda.key for b in matrix.builds if b.cuda}
         | {b.driver.key for b in matrix.builds if b.driver},
@@ -76,7 +106,7 @@ def machines(matrix: Matrix) -> list[list[str]]:
                 if level is not None:
                     specs.append(f"__archspec=1={'x86_64' if level == 1 else f'x86_64_v{level}'}")
                 grid.append(specs)
-    return grid
+    return grid + _amd_machines(matrix, tables or load_tables())
 
 
 def _priorities(matrix: Matrix, tables: MappingTables) -> Priorities:
@@ -85,7 +115,8 @@ def _priorities(matrix: Matrix, tables: MappingTables) -> Priorities:
     if values:
         feature = StaticFeature(PRIORITY_FEATURE, tuple(str(v) for v in values))
         providers = (Provider(PRIORITY_NAMESPACE, static_properties=(feature,)),)
-    return Priorities((tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE), providers)
+    namespaces = (tables.nvidia.namespace, tables.amd.namespace, X86_64, PRIORITY_NAMESPACE)
+    return Priorities(namespaces, providers)
 
 
 def _preferences(
@@ -96,7 +127,7 @@ def _preferences(
     priorities = _priorities(matrix, tables)
     preferred: dict[tuple[str, str], str] = {}
     ties: set[tuple[str, str]] = set()
-    grid = machines(matrix)
+    grid = machines(matrix, tables)
     for specs in grid:
         facts = read_conda_specs(specs, platform=matrix.platform, tables=tables)
         supported = supported_properties(facts.environment, policy="driver", tables=tables)
@@ -153,8 +184,29 @@ def _order(builds: Sequence[MatrixBuild], edges: Iterable[tuple[str, str]]) -> l
 
 def build_order(matrix: Matrix, *, tables: MappingTables | None = None) -> BuildOrder:
     """The consensus order of the matrix's builds and their build numbers (``build-number`` +
-    position, 0 for the least preferred), with the conflicts that no order resolves."""
+    position, 0 for the least preferred), with the conflicts that no order resolves.
+
+    A build family of its own (``arm_variant_type=tegra``) is ordered and numbered among
+    itself: its packages never compete with the main family's on one machine, and its wheel
+    variants would duplicate theirs. :attr:`BuildOrder.order` is the main family's order (or the
+    only family's); :attr:`BuildOrder.families` holds the others'."""
     tables = tables or load_tables()
+    families = matrix.families(tables)
+    if len(families) == 1:
+        return _one_family(matrix, tables)
+    parts = {f: _one_family(replace(matrix, builds=b), tables) for f, b in families.items()}
+    main = next(iter(parts.values()))
+    return BuildOrder(
+        main.order,
+        {label: n for part in parts.values() for label, n in part.numbers.items()},
+        tuple(c for part in parts.values() for c in part.conflicts),
+        tuple(t for part in parts.values() for t in part.ties),
+        sum(part.machines for part in parts.values()),
+        tuple((family_text(f), part.order) for f, part in parts.items() if f),
+    )
+
+
+def _one_family(matrix: Matrix, tables: MappingTables) -> BuildOrder:
     preferred, ties, count = _preferences(matrix, tables)
     conflicts = []
     for (better, worse), machine in sorted(preferred.items()):

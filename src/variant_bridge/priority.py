@@ -19,8 +19,10 @@ and a variant's *best* value is the highest one at or below the GPU. So:
   the variants declare (and at each generation's end); a variant gets one record per interval
   (a *cell*) where its ``sm_arch`` is supported, with ``__cuda_arch >=lo,<hi`` among its
   dependencies and the build number of its place in that cell's order. Variants without
-  ``sm_arch`` get a record in every cell too, plus one *base* record for machines outside every
-  cell (no ``__cuda_arch``), numbered below every cell record.
+  ``sm_arch`` get one *base* record for machines outside every cell (no ``__cuda_arch``),
+  numbered below every cell record, and a record in each cell where they outrank a variant with
+  code for it (a ROCm or CPU-level build ranked below every CUDA build needs none: its base
+  record does the same).
 
 The order of each cell (or of the whole package, for ``rank``) is read from :mod:`ranking` itself,
 the code ``select`` runs, over representative environments: every declared CUDA bound as the
@@ -367,6 +369,17 @@ def _placed(order: Sequence[str], cell: ArchCell | None) -> list[Placement]:
     return [Placement(label, cell, len(order) - 1 - i) for i, label in enumerate(order)]
 
 
+def _with_code_for(order: Sequence[str], arch_of: Mapping[str, Sequence[NvidiaValue]]) -> list[str]:
+    """A cell's order without its tail of variants that have no ``sm_arch``: ranked below every
+    variant with code for the cell's GPUs, they need no record of the cell, since their base
+    records (below every cell) keep the same order among themselves. A ROCm build ranked below
+    the CUDA builds so gets no ``__cuda_arch`` cell (torch's namespaces put nvidia first)."""
+    end = len(order)
+    while end and not arch_of[order[end - 1]]:
+        end -= 1
+    return list(order[:end])
+
+
 def plan_priority(
     variants: Sequence[VariantDescription],
     priorities: Priorities = Priorities(),  # noqa: B008 (frozen: a @value)
@@ -415,7 +428,7 @@ def plan_priority(
         ]
         votes = _votes(inside, [cell.low], axes, platform, priorities)
         conflicts_list += [Conflict(a, b, f"__cuda_arch in {cell}") for a, b in votes.conflicts()]
-        order = votes.order([v.label for v in inside])
+        order = _with_code_for(votes.order([v.label for v in inside]), arch_of)
         if ordered and ordered[-1][0].high == cell.low and ordered[-1][1] == order:
             ordered[-1] = (ArchCell(ordered[-1][0].low, cell.high), order)  # same order: merge
         else:

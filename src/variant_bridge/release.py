@@ -85,6 +85,10 @@ class CondaBuild:
     """``3.12``, ... from the ``python`` variant values."""
     archs: ArchSet | None = None
     """The CUDA architectures it compiles for; ``None`` when unknown."""
+    rocm: tuple[int, int] | None = None
+    """The ROCm release of a ROCm build (``rocm_version``, as ``matrix`` writes it)."""
+    gfx: tuple[str, ...] = ()
+    """The AMD GPUs a ROCm build runs on (from ``amdgpu_arch_constraint``)."""
     arch_source: str | None = None
     build_number: int | None = None
     build_string: str | None = None

@@ -131,3 +131,18 @@ def test_env_says_uv_skips_amd(cli: Cli) -> None:
     result = cli("env", env=MI300)
     assert result.exit_code == 0, result.output
     assert "uv 0.13.9 has no amd provider" in result.stderr
+
+
+def test_torchvision_follows_an_xpu_torch_as_a_build_without_cuda(
+    cli: Cli, corpus: Path, tmp_path: Path
+) -> None:
+    from tests.worlds.torch_index import add_torchvision
+
+    world = add_torchvision(corpus, build_torch_index(corpus, tmp_path / "world"))
+    result = cli("select", "torch==2.9.0", "torchvision", "-f", str(world), "--python", "3.12",
+                 "-t", "device_ip=12.60.7", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    vision = next(c for c in json.loads(result.stdout) if c["package"] == "torchvision")
+    (chosen,) = [c for c in vision["candidates"] if c["label"] == "xpu"]
+    # an Intel GPU build is no CPU build: what the two share is that neither is a CUDA build
+    assert chosen["reason"].endswith("follows torch 2.9.0 xpu (a build without CUDA)")

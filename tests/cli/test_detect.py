@@ -173,6 +173,23 @@ def test_human_output_shows_facts_with_sources(cli: Cli) -> None:
     assert "(77 values)" in out or "(78 values)" in out
 
 
+@pytest.mark.parametrize(
+    ("args", "heading", "row"),
+    [
+        (("--cuda", "12.6"), "requested with --cuda: nothing here solved one", "--cuda"),
+        (("-t", "cuda_version=12.6"), "declared with --target", "--target"),
+    ],
+)
+def test_the_toolkit_heading_says_where_a_toolkit_not_solved_came_from(
+    cli: Cli, args: tuple[str, ...], heading: str, row: str
+) -> None:
+    result = cli("detect", "--platform", "linux-64", "-t", "cuda=12.9", *args)
+    assert result.exit_code == 0, result.stderr
+    assert f"\nCUDA toolkit ({heading})\n" in result.stdout
+    assert re.search(rf"^  cuda-version=12\.6 +{row}$", result.stdout, re.MULTILINE)
+    assert "the solved cuda-version" not in result.stdout
+
+
 def test_no_driver_is_explained_in_text(cli: Cli) -> None:
     result = cli("detect", "--platform", "linux-64", "-t", "cuda=", "-t", "archspec=haswell")
     assert result.exit_code == 0, result.stderr

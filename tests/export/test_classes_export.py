@@ -83,6 +83,27 @@ def test_one_environment_yml_per_class_each_with_its_build(
     assert "stock conda has no __amdgpu_arch (a conda plugin provides it)" in mi300
     assert "nvidia-cublas" not in mi300
     assert "triton-rocm==3.6.0 --hash=sha256:" in mi300
+    # what the wheels expect of conda, and whether anything pins it: the toolkit for h100,
+    # nothing for the ROCm runtime of mi300 (declared with --target, not a conda package)
+    assert (
+        "# The variant wheels also expect (not added as dependencies): rocm-core 6.4.* "
+        "(not pinned: no rocm-core among the dependencies)"
+    ) in mi300.splitlines()
+    assert "toolkit is pinned" not in mi300
+    # the xpu builds' six Intel device IPs are one fact, said once for both wheels
+    intel = "torch 2.9.0 [xpu], torchvision 0.24.0 [xpu]: intel :: device_ip has no conda "
+    intel += (
+        "counterpart (no conda virtual package describes an Intel GPU); the bridge never maps it"
+    )
+    assert [line for line in stderr.splitlines() if "intel ::" in line] == [
+        f"note: class 'pvc': {intel}"
+    ]
+    pvc = (out / "pvc" / "environment.yml").read_text()
+    assert [line for line in pvc.splitlines() if "intel ::" in line] == [f"# Note: {intel}"]
+    assert (
+        "# The variant wheels also expect (not added as dependencies): cuda-version >=12.0,<13 "
+        "(pinned above: cuda-version=12.6)"
+    ) in (out / "h100" / "environment.yml").read_text().splitlines()
 
 
 def test_each_class_file_replays_as_conda_runs_it(
@@ -182,6 +203,10 @@ def test_one_pixi_manifest_with_a_platform_per_class(
     assert "nvidia-cublas" in target["h100"]["pypi-dependencies"]
     assert target["h100"]["activation"]["env"]["NV_VARIANT_PROVIDER_FORCE_SM_ARCH"] == "9.0"
     assert "activation" not in target["mi300"]
+    assert (
+        "#   The variant wheels also expect (not added as dependencies): rocm-core 6.4.* "
+        "(not pinned: no rocm-core among the dependencies)"
+    ) in text.splitlines()
     # pixi checks no AMD GPU: on a cpu node, the mi300 platform (a CPU by presence) is taken
     assert "every node of class 'cpu' also satisfies 'mi300'" not in stderr
     assert "pixi cannot tell the nodes of classes 'mi300' and 'pvc' apart" in stderr

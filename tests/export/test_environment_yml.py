@@ -131,6 +131,30 @@ def test_the_header_states_producer_origin_view_and_requirements() -> None:
     assert text.splitlines()[len(header)] == "name: env"
 
 
+def test_what_the_wheels_also_expect_says_what_pins_it_and_what_nothing_pins() -> None:
+    from variant_bridge.environment import PythonDistribution
+    from variant_bridge.properties import VariantDescription
+
+    header = [line for line in render(model()).splitlines() if line.startswith("#")]
+    assert (
+        "# The variant wheels also expect (not added as dependencies): cuda-version >=12.6,<13 "
+        "(pinned above: cuda-version=12.6=h0_3)"
+    ) in header
+    rocm = PythonDistribution(
+        "torch", "2.9.0", location="/env/torch-2.9.0.dist-info",
+        variant=VariantDescription.parse(
+            "rocm6.4: amd :: gfx_arch :: gfx942; amd :: rocm_version :: 6.4"
+        ),
+    )  # fmt: skip
+    m = model(env={"python_packages": (rocm,)}, origins=(), pinning=Pinning(allow_unpinned=True))
+    text = render(m)
+    assert "toolkit is pinned" not in text  # no toolkit pin covers a ROCm runtime
+    assert (
+        "# The variant wheels also expect (not added as dependencies): rocm-core 6.4.* "
+        "(not pinned: no rocm-core among the dependencies)"
+    ) in text.splitlines()
+
+
 def test_the_toolkit_and_host_lines_carry_comments() -> None:
     lines = render(model()).splitlines()
     assert "  - cuda-version=12.6=h0_3  # the solved CUDA toolkit (conda-meta)" in lines

@@ -115,7 +115,7 @@ def test_wheel_declares_console_script_and_dependencies(wheel: Path) -> None:
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
         metadata = zf.read(f"{dist_info}/METADATA").decode()
-    assert "variant-bridge = variant_bridge.cli:run" in entry_points
+    assert "variant-bridge = variant_bridge.__main__:main" in entry_points
     # conda loads the plugin through this group (docs/conda.md); its module ships in the wheel.
     assert "[conda]\nvariant-bridge = variant_bridge.conda_plugin.hooks" in entry_points
     assert "variant_bridge/conda_plugin/hooks.py" in names

@@ -3,6 +3,7 @@ from torch's real variants, the conda side with torch's order as build numbers."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -99,23 +100,68 @@ def test_from_torchs_variants_the_priority_order_becomes_build_numbers(corpus: P
     variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
     result = run_matrix(MatrixRequest(from_wheels=str(variants)))
     matrix = result.matrix
-    assert [b.label for b in matrix.builds] == ["cuda12.6", "cuda12.8", "cuda13.0", "null"]
+    labels = ["cuda12.6", "cuda12.8", "cuda13.0", "null", "rocm7.0", "rocm7.1"]
+    assert [b.label for b in matrix.builds] == labels
     assert [str(b.driver) for b in matrix.builds[:3]] == ["12.0", "12.0", "13.0"]
-    assert [b.priority for b in matrix.builds] == [3, 2, 1, None]
-    assert result.order.order == ("null", "cuda12.6", "cuda12.8", "cuda13.0")
+    assert [b.priority for b in matrix.builds] == [3, 2, 1, None, None, None]
+    order = ("null", "rocm7.0", "rocm7.1", "cuda12.6", "cuda12.8", "cuda13.0")
+    assert result.order.order == order
     text = result.artifacts["variants-yaml"][1]
     # torch's driver floors are not its toolkits: the recipe needs them as a key
-    assert "cuda_driver_floor:\n- '12.0'\n- '12.0'\n- '13.0'\n- ''\n" in text
+    assert "cuda_driver_floor:\n- '12.0'\n- '12.0'\n- '13.0'\n- ''\n- ''\n- ''\n" in text
     assert "__cuda >=${{ cuda_driver_floor }}" in result.artifacts["recipe"][1]
 
 
 def test_from_wheels_names_every_variant_it_leaves_out(corpus: Path) -> None:
     variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
     result = run_matrix(MatrixRequest(from_wheels=str(variants)))
+    # an Intel GPU has no conda counterpart: the matrix has no column for it
     assert result.notes[0] == (
-        "variants rocm7.0, rocm7.1, xpu are not in the matrix: it has no column for namespaces "
-        "amd, intel (their wheels stay as they are; their conda builds are not generated)"
+        "variant xpu is not in the matrix: it has no column for namespace intel (its wheels "
+        "stay as they are; its conda build is not generated)"
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "releases"),
+    [
+        ("maint/variant-repack/torch-2.10.0-variants.json", {"rocm7.0": (7, 0), "rocm7.1": (7, 1)}),
+        ("real/variants-index-test/v0.0.3/torch/torch-2.9.0-variants.json",
+         {"rocm6.3": (6, 3), "rocm6.4": (6, 4)}),
+    ],
+)  # fmt: skip
+def test_from_wheels_the_rocm_builds_are_rows_with_their_provider(
+    corpus: Path, tmp_path: Path, path: str, releases: dict[str, tuple[int, int]]
+) -> None:
+    """torch's published ROCm builds: a row each (its ROCm release and GPUs) whose conda build
+    needs that rocm-core and constrains __amdgpu_arch, and whose wheel names the AMD provider
+    the real metadata names."""
+    document = json.loads((corpus / path).read_text())
+    result = run_matrix(MatrixRequest(from_wheels=str(corpus / path)))
+    for label, release in releases.items():
+        build = result.matrix.build(label)
+        assert build is not None
+        assert build.rocm == release
+        assert list(build.gfx) == sorted(document["variants"][label]["amd"]["gfx_arch"])
+    pyproject = result.artifacts["pyproject"][1]
+    provider = document["providers"]["amd"]
+    assert f"requires = {json.dumps(provider['requires'])}" in pyproject
+    assert f'plugin-api = "{provider["plugin-api"]}"' in pyproject
+    expected = json.loads(result.artifacts["variants-json"][1])
+    for label in releases:
+        assert expected["variants"][label] == document["variants"][label]
+    variants = result.artifacts["variants-yaml"][1]
+    assert "rocm_version:\n- None\n- None\n- None\n- None\n" in variants
+    # ... and the written matrix and variants.yaml read back to the same ROCm rows
+    out = tmp_path / "out"
+    write_artifacts(result, out)
+    for again in (
+        run_matrix(MatrixRequest(declaration=out / "variant-matrix.toml")),
+        run_matrix(MatrixRequest(from_conda=(out / "variants.yaml",))),
+    ):
+        for label, release in releases.items():
+            (build,) = [b for b in again.matrix.builds if b.rocm == release]
+            assert build.gfx == result.matrix.build(label).gfx  # type: ignore[union-attr]
 
 
 def test_per_major_wheels_give_no_conda_minor(corpus: Path) -> None:
@@ -144,6 +190,47 @@ def test_a_whole_ci_support_folder_gives_one_platforms_matrix(corpus: Path) -> N
         MatrixRequest(from_conda=(folder,), arch_lists=lists, platform="linux-aarch64")
     )
     assert arm.matrix.platform == "linux-aarch64"
+
+
+def test_the_tegra_build_is_a_family_of_its_own_not_a_wheel_row(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """pytorch-cpu 2.10.0's linux-aarch64 builds: CPU, CUDA 12.9 and 13.0 for sbsa (the servers
+    manylinux aarch64 wheels are for) and CUDA 12.9 for tegra (Jetson, glibc 2.34)."""
+    folder = corpus / "maint" / "pytorch-cpu-2.10.0-final" / ".ci_support"
+    lists = ("12.9=5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+             "13.0=7.5;8.0;8.6;9.0;10.0;11.0;12.0+PTX",
+             "linux-aarch64,arm_variant_type=tegra:12.9=8.7;10.1+PTX")  # fmt: skip
+    request = MatrixRequest(from_conda=(folder,), arch_lists=lists, platform="linux-aarch64")
+    result = run_matrix(request)
+    matrix = result.matrix
+    assert [b.label for b in matrix.builds] == ["cu129", "null", "cu130", "cu129_tegra"]
+    assert [b.label for b in matrix.wheel_builds()] == ["cu129", "null", "cu130"]
+    # ordered and numbered among themselves: the tegra build competes with no sbsa build
+    assert result.order.order == ("null", "cu129", "cu130")
+    assert result.order.families == (("arm_variant_type=tegra", ("cu129_tegra",)),)
+    assert result.order.numbers == {"null": 0, "cu129": 1, "cu130": 2, "cu129_tegra": 0}
+    assert (
+        "linux-aarch64 arm_variant_type=tegra: cu129_tegra is a build family of its own "
+        "(toolkits.yaml families: no wheel platform tag describes it): conda builds only, "
+        "numbered among themselves, no wheel variant generated"
+    ) in result.notes
+    # the conda side keeps it; the wheel side has no variant for it
+    variants = result.artifacts["variants-yaml"][1]
+    assert "arm_variant_type:\n- sbsa\n- sbsa\n- sbsa\n- tegra\n" in variants
+    assert (
+        "cuda_archs:\n- 50-real;60-real;70-real;75-real;80-real;86-real;90-real;100-real;120\n"
+        in variants
+    )
+    assert "87-real;101\n" in variants
+    for artifact in ("variants-json", "make-variant", "scikit-build"):
+        assert "tegra" not in result.artifacts[artifact][1], artifact
+    # ... and so does the matrix it writes, read back
+    out = tmp_path / "out"
+    write_artifacts(result, out)
+    again = run_matrix(MatrixRequest(declaration=out / "variant-matrix.toml"))
+    assert again.order == result.order
+    assert again.artifacts["variants-yaml"][1].split("\n", 1)[1] == variants.split("\n", 1)[1]
 
 
 def test_a_global_pinning_is_no_package_matrix(corpus: Path) -> None:

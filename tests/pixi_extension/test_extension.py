@@ -294,6 +294,41 @@ def test_add_into_an_environment_without_python_refuses_and_changes_nothing(
     assert not running_has("gpulib")
 
 
+def test_add_replacing_a_build_replaces_its_copy_and_offers_its_own_leftover_removal(
+    fresh: PixiWorkspace,
+) -> None:
+    """The environment's driver goes away (``-t cuda=``): the null build replaces cu126, the
+    copy the manifest's own entry names is replaced by the new build's, and the nvidia wheel
+    cu126 required is listed with this command's way to remove it, then removed by it."""
+    wheels = ("-f", str(fresh.wheels))
+    assert pixi_variant("add", "gpulib", *wheels, cwd=fresh.subdir).exit_code == 0
+    copy = fresh.root / "variant-wheels" / "gpulib-1.0-py3-none-any.whl"
+    assert _sha256(copy) == _sha256(fresh.wheels / "gpulib-1.0-py3-none-any-cu126.whl")
+
+    replaced = pixi_variant("add", "gpulib", *wheels, "-t", "cuda=", cwd=fresh.subdir)
+    assert replaced.exit_code == 0, replaced.output + replaced.stderr
+    assert _installed_label(fresh.prefix("default")) == "null"
+    assert _sha256(copy) == _sha256(fresh.wheels / "gpulib-1.0-py3-none-any-null.whl")
+    assert "Left behind (the replaced builds required them, nothing requires them now): " in (
+        replaced.stdout
+    )
+    line = next(x for x in replaced.stdout.splitlines() if "remove them with:" in x)
+    assert line.endswith("(or run `pixi variant add` again with --remove-leftovers)")
+    assert "install again" not in replaced.stdout
+    assert "nvidia-cublas-cu12" in tomlkit.parse(fresh.manifest.read_text())["pypi-dependencies"]
+
+    args = ("add", "gpulib", *wheels, "-t", "cuda=", "--remove-leftovers", "--json")
+    data = as_json(pixi_variant(*args, cwd=fresh.subdir))
+    assert data["install"]["leftovers"]["removed"] is True
+    assert [w["name"] for w in data["install"]["leftovers"]["wheels"]] == ["nvidia-cublas-cu12"]
+    site = fresh.prefix("default")
+    assert not list(site.glob("lib/python*/site-packages/nvidia_cublas_cu12-*.dist-info"))
+    # the manifest no longer records what is no longer installed (its own entry)
+    assert (
+        "nvidia-cublas-cu12" not in tomlkit.parse(fresh.manifest.read_text())["pypi-dependencies"]
+    )
+
+
 def test_add_no_copy_records_the_variant_file(fresh: PixiWorkspace) -> None:
     args = ("add", "gpulib", "-f", str(fresh.wheels), "--no-copy", "--json")
     data = as_json(pixi_variant(*args, cwd=fresh.subdir))

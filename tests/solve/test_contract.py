@@ -14,13 +14,14 @@ toolkit".
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.worlds.channel import CUDA_VERSIONS, Channel
+from tests.worlds.channel import CUDA_VERSIONS, Channel, Pkg
 from tests.worlds.torch_index import build_torch_index, declared_lines
 from tests.worlds.wheels import make_release, make_wheel
 from variant_bridge.environment import Environment, Source, Toolkit, VirtualPackage
@@ -56,8 +57,11 @@ def grid() -> Iterator[tuple[str | None, str | None, str | None]]:
                 yield driver, gpu, pin
 
 
-def machine(driver: str | None, gpu: str | None) -> list[VirtualPackage]:
+def machine(driver: str | None, gpu: str | None, amd: str | None = None) -> list[VirtualPackage]:
     vps = list(BASE)
+    if amd is not None:
+        vps.append(VirtualPackage("__amdgpu", "0", source=Source.FROM_CONDA))
+        vps.append(VirtualPackage("__amdgpu_arch", amd, source=Source.FROM_CONDA))
     if driver is not None:
         vps.append(VirtualPackage("__cuda", driver, source=Source.FROM_CONDA))
         if gpu is not None:
@@ -111,10 +115,13 @@ def build_conflict(root: Path) -> Path:
 class World:
     """Wheels, their index (one channel per encoding) and the conda channel."""
 
-    def __init__(self, wheels: Path, project: str, conda: Channel, root: Path) -> None:
+    def __init__(
+        self, wheels: Path, project: str, conda: Channel, root: Path, *extra: Channel
+    ) -> None:
         self.wheels = wheels
         self.project = project
         self.conda = conda
+        self.extra = extra
         self.reports: dict[Encoding, IndexReport] = {}
         self.selected: dict[tuple[str | None, ...], str | None] = {}  # select is the slow side
         for encoding in Encoding:
@@ -128,25 +135,51 @@ class World:
         self, encoding: Encoding, driver: str | None, gpu: str | None, pin: str | None
     ) -> tuple[str | None, str | None]:
         """(chosen label or None for the plain/none, solved cuda-version or None)."""
-        specs = [self.project] + ([f"cuda-version {pin}.*"] if pin else [])
-        solved = solve_specs(
-            specs, [self.reports[encoding].channel, self.conda.path], platform="linux-64",
-            virtual_packages=machine(driver, gpu),
-        )  # fmt: skip
-        chosen = next(p for p in solved if p.name == self.project)
-        toolkit = next((p.version for p in solved if p.name == "cuda-version"), None)
-        assert chosen.wheel is not None
-        return chosen.wheel.label, toolkit
+        label, solved = self.solve_on(encoding, machine(driver, gpu), pin)
+        return label, solved.get("cuda-version")
 
-    def select(self, driver: str | None, gpu: str | None, toolkit: str | None) -> str | None:
-        key = (driver, gpu, toolkit)
+    def solve_on(
+        self,
+        encoding: Encoding,
+        vps: list[VirtualPackage],
+        pin: str | None,
+        pinned: str = "cuda-version",
+    ) -> tuple[str | None, dict[str, str]]:
+        """The chosen label, and the solved cuda-version and rocm-core (name -> version)."""
+        specs = [self.project] + ([f"{pinned} {pin}.*"] if pin else [])
+        channels = [self.reports[encoding].channel, self.conda.path, *(c.path for c in self.extra)]
+        solved = solve_specs(specs, channels, platform="linux-64", virtual_packages=vps)
+        chosen = next(p for p in solved if p.name == self.project)
+        kits = {p.name: p.version for p in solved if p.name in ("cuda-version", "rocm-core")}
+        assert chosen.wheel is not None
+        return chosen.wheel.label, kits
+
+    def select(
+        self,
+        driver: str | None,
+        gpu: str | None,
+        toolkit: str | None,
+        amd: str | None = None,
+        rocm: str | None = None,
+    ) -> str | None:
+        key = (driver, gpu, toolkit, amd, rocm)
         if key not in self.selected:
-            self.selected[key] = self._select(driver, gpu, toolkit)
+            self.selected[key] = self._select(driver, gpu, toolkit, amd, rocm)
         return self.selected[key]
 
-    def _select(self, driver: str | None, gpu: str | None, toolkit: str | None) -> str | None:
+    def _select(
+        self,
+        driver: str | None,
+        gpu: str | None,
+        toolkit: str | None,
+        amd: str | None,
+        rocm: str | None,
+    ) -> str | None:
         kit = Toolkit("cuda-version", toolkit, Source.FROM_CONDA) if toolkit else None
-        env = Environment("linux-64", tuple(machine(driver, gpu)), kit, python=str(PY.version))
+        runtime = Toolkit("rocm-core", rocm, Source.FROM_CONDA) if rocm else None
+        env = Environment(
+            "linux-64", tuple(machine(driver, gpu, amd)), kit, python=str(PY.version), rocm=runtime
+        )
         target = Target(env, PY, supported_properties(env))
         with Downloads.temporary(transport=Transport()) as downloads:
             (choice,) = select(  # the project's own variant choice: its tree is not solved here
@@ -174,9 +207,18 @@ def conda(cuda_channel: Channel) -> Channel:
 
 
 @pytest.fixture(scope="module")
-def torch29(corpus: Path, conda: Channel, tmp_path_factory: pytest.TempPathFactory) -> World:
+def rocm(tmp_path_factory: pytest.TempPathFactory) -> Channel:
+    """conda-forge's ROCm runtime package, in two releases."""
+    path = tmp_path_factory.mktemp("rocm")
+    return Channel(path).add([Pkg("rocm-core", "6.3.4", "h0_0"), Pkg("rocm-core", "6.4.1", "h0_0")])
+
+
+@pytest.fixture(scope="module")
+def torch29(
+    corpus: Path, conda: Channel, rocm: Channel, tmp_path_factory: pytest.TempPathFactory
+) -> World:
     root = tmp_path_factory.mktemp("torch29")
-    return World(build_torch_index(corpus, root / "wheels"), "torch", conda, root)
+    return World(build_torch_index(corpus, root / "wheels"), "torch", conda, root, rocm)
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +302,35 @@ def test_unmapped_variants_are_reported_and_never_chosen(torch29: World) -> None
             assert f"rocm-core {record.label[4:]}.*" in record.record["depends"]
     # No GPU: the ROCm records need __amdgpu_arch, the CUDA ones __cuda.
     assert torch29.solve(Encoding.CELLS, None, None, None) == ("null", None)
+
+
+AMD_GPUS = (None, "9.4.2", "9.0.10", "11.5.1")
+"""No AMD GPU, an MI300 (gfx942), an MI250 (gfx90a), a gfx1151 no ROCm build has code for."""
+NVIDIA_BESIDE = ((None, None), ("12.8", "9.0"), ("12.8", "5.0"))
+"""The NVIDIA side of the same machine: none, an H100, a GPU only cuda12.6 runs on."""
+
+
+@pytest.mark.slow
+def test_amd_machines_get_the_rocm_build_select_picks(torch29: World) -> None:
+    """AMD machines (with and without an NVIDIA GPU beside) x rocm-core pins: the solve's ROCm
+    build is select's with the rocm-core the solve chose, and a ROCm record needs no NVIDIA
+    GPU interval (issue 11's contract on the ``amd`` namespace)."""
+    wrong = []
+    for amd, (driver, gpu), pin in itertools.product(AMD_GPUS, NVIDIA_BESIDE, (None, "6.3", "6.4")):
+        vps = machine(driver, gpu, amd)
+        label, kits = torch29.solve_on(Encoding.CELLS, vps, pin, pinned="rocm-core")
+        rocm = kits.get("rocm-core")
+        expected = torch29.select(driver, gpu, kits.get("cuda-version"), amd, rocm)
+        if label != expected:
+            wrong.append(f"amd={amd} cuda={driver} cuda_arch={gpu} pin={pin}: solve {label} "
+                         f"(rocm-core {rocm}), select {expected}")  # fmt: skip
+    assert wrong == []
+    assert torch29.solve_on(Encoding.CELLS, machine(None, None, "9.4.2"), None, "rocm-core") == (
+        "rocm6.4",
+        {"rocm-core": "6.4.1"},
+    )
+    (release,) = [r for r in torch29.reports[Encoding.CELLS].releases if r.project == "torch"]
+    rocm_builds = sorted(
+        r.record["build"] for r in release.records if r.label in ("rocm6.3", "rocm6.4")
+    )
+    assert rocm_builds == ["rocm6.3_2", "rocm6.4_3"]

@@ -21,6 +21,8 @@ from variant_bridge.indexes.archive import WheelArchive
 from variant_bridge.solve.convert import entry_points
 
 VPS = ("__unix=0", "__linux=6.1", "__glibc=2.36", "__cuda=12.9", "__cuda_arch=9.0")
+# torch's ROCm 6.4 build, two of its gfx names (MI300, MI250).
+ROCM = ("amd :: gfx_arch :: gfx942", "amd :: gfx_arch :: gfx90a", "amd :: rocm_version :: 6.4")
 ENTRY_POINTS = (
     "[console_scripts]\ngpulib-info = gpulib:main\n\n[gui_scripts]\ngpulib-gui = gpulib:gui\n"
 )
@@ -40,15 +42,16 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {
             "cu126": ["nvidia :: cuda_version_lower_bound :: 12.6", *SM],
             "cu128": ["nvidia :: cuda_version_lower_bound :: 12.8", *SM],
+            "rocm6.4": [*ROCM],
             "null": [],
         },
-        namespace_priorities=["nvidia"], non_variant=False,
+        namespace_priorities=["nvidia", "amd"], non_variant=False,
     )  # fmt: skip
     # Rewrite the cu128 wheel with entry points and .data members (same label and metadata).
     label_props = ["nvidia :: cuda_version_lower_bound :: 12.8", *SM]
     release.wheels["cu128"].unlink()
     make_wheel(root, "gpulib", "1.0", label="cu128", properties=label_props, files=extras,
-               namespace_priorities=["nvidia"])  # fmt: skip
+               namespace_priorities=["nvidia", "amd"])  # fmt: skip
     return root
 
 
@@ -145,3 +148,71 @@ def test_the_gpu_binds_where_it_is_known_and_not_where_it_is_absent(
     records = rattler_solve([Channel(converted), conda], ["gpulib", "python"], machine)
     gpulib = next(r for r in records if r.name.normalized == "gpulib")
     assert str(gpulib.build).startswith(chosen)
+
+
+def test_a_rocm_build_is_written_for_the_gpu_and_for_clients_that_cannot_see_it(
+    converted: Path,
+) -> None:
+    repodata = json.loads((converted / "noarch" / "repodata.json").read_text())
+    rocm = {p["build"]: p for p in repodata["packages"].values() if p["build"].startswith("rocm")}
+    (known,) = [p for b, p in rocm.items() if "anygpu" not in b]
+    (anygpu,) = [p for b, p in rocm.items() if "anygpu" in b]
+    arch = "__amdgpu_arch ==9.0.10|==9.4.2"
+    assert arch in known["depends"]  # chosen where the GPU is known
+    assert "rocm-core 6.4.*" in known["depends"]
+    assert "track_features" not in known
+    # Stock conda has no __amdgpu_arch (nor __amdgpu): its copy constrains it, and its track
+    # feature ranks it below the null build, so it is installed only when asked for.
+    assert arch not in anygpu["depends"]
+    assert anygpu["constrains"] == [arch]
+    assert "rocm-core 6.4.*" in anygpu["depends"]
+    assert anygpu["track_features"] == "variant-bridge-anygpu"
+    assert anygpu["build_number"] == known["build_number"]
+    assert anygpu["build"] == known["build"].replace("rocm6.4_", "rocm6.4_anygpu_")
+
+
+def test_convert_says_which_copy_is_for_clients_that_cannot_see_the_gpu(
+    wheels: Path, tmp_path: Path
+) -> None:
+    channel = tmp_path / "channel"
+    result = Cli()("convert", str(wheels), "-o", str(channel), "--subdir", "linux-64", "--json")
+    assert result.exit_code == 0, result.output
+    (copy,) = json.loads(result.stdout)["any_gpu"]
+    assert copy["name"] == "gpulib"
+    assert copy["label"] == "rocm6.4"
+    assert copy["build"].startswith("rocm6.4_anygpu_")
+    text = Cli()("convert", str(wheels), "-o", str(tmp_path / "again"), "--subdir", "linux-64")
+    assert (
+        f"gpulib {copy['build']}: for clients that cannot see the GPU (stock conda), installed "
+        "only when asked for (gpulib=*=rocm6.4*)"
+    ) in text.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("amdgpu_arch", "spec", "chosen"),
+    [
+        (None, "gpulib", "null"),  # stock conda's view: no GPU seen, the null build
+        (None, "gpulib * rocm*", "rocm6.4_anygpu"),  # asked for: the copy it can install
+        ("9.4.2", "gpulib", "rocm6.4"),  # an MI300: the build with code for it
+        ("11.5.1", "gpulib", "null"),  # a GPU no gfx name of the build runs on
+        ("11.5.1", "gpulib * rocm*", None),  # never one it cannot run, even when asked
+    ],
+)
+def test_the_amd_gpu_binds_where_it_is_known_and_not_where_it_is_absent(
+    converted: Path, tmp_path: Path, amdgpu_arch: str | None, spec: str, chosen: str | None
+) -> None:
+    conda = Channel(tmp_path / "conda").add([
+        Pkg("rocm-core", "6.4.1", "h0_0"),
+        Pkg("python", HERE_PYTHON, "h0_0_cpython", depends=("__glibc >=2.17,<3.0.a0",)),
+    ])  # fmt: skip
+    machine = ["__unix=0", "__linux=6.1", "__glibc=2.36"]
+    if amdgpu_arch is not None:
+        machine += ["__amdgpu=0", f"__amdgpu_arch={amdgpu_arch}"]
+    if chosen is None:
+        with pytest.raises(Exception, match="cannot be installed"):
+            rattler_solve([Channel(converted), conda], [spec, "python"], machine)
+        return
+    records = rattler_solve([Channel(converted), conda], [spec, "python"], machine)
+    gpulib = next(r for r in records if r.name.normalized == "gpulib")
+    assert str(gpulib.build).rsplit("_", 1)[0] == chosen  # the build without its number

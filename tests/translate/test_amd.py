@@ -318,3 +318,23 @@ def test_conda_build_numbers_rank_the_rocm_builds_as_select(corpus: Path) -> Non
     base = {p.label: p.position for p in plan.placements if p.cell is None}
     assert base["rocm6.4"] > base["rocm6.3"]
     assert plan.conflicts == ()
+
+
+def test_rocm_builds_get_no_cuda_arch_cells(corpus: Path) -> None:
+    """Planned with the CUDA builds (the whole real torch file), the ROCm builds rank below
+    every CUDA build in each ``__cuda_arch`` cell (torch's namespaces put nvidia first): they get
+    one base record each, never a record per NVIDIA GPU interval (``rocm6.4_sm50_70``)."""
+    from variant_bridge.priority import plan_priority
+
+    metadata = parse_variant_metadata(json.loads((corpus / TORCH).read_text()), source=TORCH)
+    mapped = [v for v in metadata.variants if v.label != "xpu"]  # intel maps to nothing
+    plan = plan_priority(mapped, Priorities.of(metadata), platform="linux-64")
+    rocm = [p for p in plan.placements if p.label.startswith("rocm")]
+    assert sorted((p.label, p.cell) for p in rocm) == [("rocm6.3", None), ("rocm6.4", None)]
+    assert plan.cells  # the CUDA builds still have theirs
+    assert {p.label for p in plan.placements if p.cell is not None} == {
+        "cuda12.6",
+        "cuda12.8",
+        "cuda13.0",
+    }
+    assert plan.conflicts == ()

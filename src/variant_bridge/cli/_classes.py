@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from variant_bridge.cli._output import heading
+from variant_bridge.cli._output import heading, variant_wheels_json
 from variant_bridge.environment import Source
 
 if TYPE_CHECKING:
@@ -261,18 +261,7 @@ def _export_json(exported: ClassesExport) -> dict[str, Any]:
             {
                 "name": c.name,
                 "output": str(c.written),
-                "variant_wheels": [
-                    {
-                        "name": p.name,
-                        "version": p.version,
-                        "label": p.label,
-                        "url": p.url,
-                        "sha256": p.sha256,
-                        "copy": p.copy,
-                    }
-                    for p in c.model.pip
-                    if p.label is not None
-                ],
+                "variant_wheels": variant_wheels_json(c.model.pip),
                 **(
                     {}
                     if exported.format == "pixi-toml"

@@ -14,7 +14,8 @@ repeatability and defaults.
 - :func:`fetch_options` -> ``fetch: FetchSpec``: ``--cache-dir``, ``--no-cache``, ``-q``, ``-v``,
   and for commands that install ``--no-require-hashes``;
 - :func:`output_option`, :func:`targets_option`, :data:`priority_option`,
-  :data:`no_deps_option`, :data:`allow_mix_option`: single options several commands share.
+  :data:`no_deps_option`, :data:`allow_mix_option`, :data:`remove_leftovers_option`: single
+  options several commands share.
 
 A spec that contradicts itself (:class:`~variant_bridge.errors.ConflictingOptions`, raised where
 the spec is checked, here or in the job) is the command's usage error: exit 2 with its usage line.
@@ -52,6 +53,7 @@ __all__ = [
     "output_option",
     "priority_option",
     "project_option",
+    "remove_leftovers_option",
     "source_options",
     "targets_option",
     "usage_errors",
@@ -469,6 +471,19 @@ def allow_mix_option(function: F) -> F:
         is_flag=True,
         help="When packages that require one another share no CUDA toolkit (torchvision has no "
         "build for torch's), keep each one's own choice with a warning instead of failing.",
+    )(function)
+
+
+def remove_leftovers_option(function: F) -> F:
+    """``--remove-leftovers``: remove the CUDA wheels nothing requires after the install
+    (``install``, ``pixi variant add``)."""
+    return click.option(
+        "--remove-leftovers",
+        "remove_leftovers",
+        is_flag=True,
+        help="Also remove the CUDA wheels (nvidia-*) nothing requires after the install (what "
+        "replaced builds required, now or before). Default: list those this install leaves, "
+        "with the command that removes them.",
     )(function)
 
 

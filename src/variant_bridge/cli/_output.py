@@ -13,10 +13,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from variant_bridge.environment import Environment, PythonDistribution, VirtualPackage
+from variant_bridge.environment import (
+    Environment,
+    PythonDistribution,
+    SourceKind,
+    Toolkit,
+    VirtualPackage,
+)
 from variant_bridge.translate.supported import SupportedFeature, SupportedProperties
 
 if TYPE_CHECKING:
+    from variant_bridge.export.model import PipRequirement
     from variant_bridge.health import Detail, Finding, Fix, HealthReport
     from variant_bridge.translate.evidence import InstalledToolkit, ToolkitEvidence
 
@@ -33,6 +40,8 @@ __all__ = [
     "health_json",
     "json_option",
     "supported_json",
+    "toolkit_json",
+    "variant_wheels_json",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,6 +77,30 @@ def heading(text: str) -> None:
 
 def _virtual_package_json(vp: VirtualPackage) -> dict[str, str]:
     return {"name": vp.name, "version": vp.version, "build": vp.build, "source": str(vp.source)}
+
+
+def variant_wheels_json(pip: Iterable[PipRequirement]) -> list[dict[str, Any]]:
+    """An export's variant wheels (its labelled pip requirements): where each pins, and the
+    copy its file was written to."""
+    return [
+        {
+            "name": p.name,
+            "version": p.version,
+            "label": p.label,
+            "url": p.url,
+            "sha256": p.sha256,
+            "copy": p.copy,
+        }
+        for p in pip
+        if p.label is not None
+    ]
+
+
+def toolkit_json(toolkit: Toolkit | None) -> dict[str, str] | None:
+    """A toolkit or runtime package (``cuda-version``, ``rocm-core``) with its source."""
+    if toolkit is None:
+        return None
+    return {"package": toolkit.package, "version": toolkit.version, "source": str(toolkit.source)}
 
 
 def supported_json(supported: SupportedProperties) -> dict[str, Any]:
@@ -157,26 +190,10 @@ def environment_json(
         "python_source": None if env.python_source is None else str(env.python_source),
         "policy": supported.policy,
         "virtual_packages": [_virtual_package_json(vp) for vp in env.virtual_packages],
-        "toolkit": (
-            None
-            if env.toolkit is None
-            else {
-                "package": env.toolkit.package,
-                "version": env.toolkit.version,
-                "source": str(env.toolkit.source),
-            }
-        ),
+        "toolkit": toolkit_json(env.toolkit),
         # The ROCm runtime (amd :: rocm_version), each GPU when several are known, and the
         # features no conda package describes (Intel's device_ip), each with its source.
-        "rocm": (
-            None
-            if env.rocm is None
-            else {
-                "package": env.rocm.package,
-                "version": env.rocm.version,
-                "source": str(env.rocm.source),
-            }
-        ),
+        "rocm": toolkit_json(env.rocm),
         "gpus": [_virtual_package_json(vp) for vp in env.gpus],
         "declared_features": [
             {
@@ -362,6 +379,21 @@ def _echo_devices(env: Environment) -> None:
         click.echo()
 
 
+_TOOLKIT_ORIGINS = {
+    SourceKind.REQUESTED: "requested with --cuda: nothing here solved one",
+    SourceKind.TARGET: "declared with --target",
+    SourceKind.FROM_CONDA: "declared in the conda specs",
+}
+
+
+def _toolkit_origin(env: Environment) -> str:
+    """Where the toolkit heading's toolkit came from: solved (a prefix's or lock's
+    cuda-version), or requested or declared instead."""
+    if env.toolkit is None:
+        return "the solved cuda-version"
+    return _TOOLKIT_ORIGINS.get(env.toolkit.source.kind, "the solved cuda-version")
+
+
 def echo_environment(
     env: Environment,
     supported: SupportedProperties,
@@ -389,7 +421,7 @@ def echo_environment(
     else:
         click.echo(f"{_INDENT}(none)")
     click.echo()
-    heading("CUDA toolkit (the solved cuda-version)")
+    heading(f"CUDA toolkit ({_toolkit_origin(env)})")
     if env.toolkit is not None:
         _rows([(str(env.toolkit), str(env.toolkit.source))])
     else:

@@ -77,6 +77,7 @@ def convert(
                 "channel": str(report.channel),
                 "packages": [str(p) for p in report.packages],
                 "names": dict(report.names),
+                "any_gpu": [{"name": n, "build": b, "label": lb} for n, b, lb in report.any_gpu],
                 "releases": [release_json(r) for r in report.releases],
             }
         )
@@ -86,6 +87,11 @@ def convert(
         click.echo(f"  {path.relative_to(report.channel)}")
     for pypi, conda in report.names:
         click.echo(f"  {pypi} is named {conda} (conda-forge's name for it)")
+    for name, build, label in report.any_gpu:
+        click.echo(
+            f"  {name} {build}: for clients that cannot see the GPU (stock conda), installed "
+            f"only when asked for ({name}=*={label}*)"
+        )
     for release in report.releases:
         for label, why in release.unmapped:
             click.echo(f"  never chosen: {release.project} {label}: {why}")

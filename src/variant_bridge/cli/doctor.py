@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from variant_bridge.cli._options import environment_options
-from variant_bridge.cli._output import echo_findings, echo_json, health_json, json_option
+from variant_bridge.cli._output import (
+    echo_findings,
+    echo_json,
+    health_json,
+    json_option,
+    toolkit_json,
+)
 
 if TYPE_CHECKING:
     from variant_bridge.health import HealthReport
@@ -48,15 +54,7 @@ def _json(examined: Examined) -> dict[str, Any]:
         "platform": env.platform,
         "python": env.python,
         "policy": examined.supported.policy,
-        "toolkit": (
-            None
-            if env.toolkit is None
-            else {
-                "package": env.toolkit.package,
-                "version": env.toolkit.version,
-                "source": str(env.toolkit.source),
-            }
-        ),
+        "toolkit": toolkit_json(env.toolkit),
         "place": (
             None
             if place is None

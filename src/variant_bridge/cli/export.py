@@ -19,7 +19,7 @@ from variant_bridge.cli._options import (
     source_options,
     targets_option,
 )
-from variant_bridge.cli._output import echo_json, json_option
+from variant_bridge.cli._output import echo_json, json_option, variant_wheels_json
 
 if TYPE_CHECKING:
     from variant_bridge.export import ExportFormat
@@ -286,17 +286,6 @@ def _summary(result: ExportResult) -> dict[str, Any]:
             }
             for h in model.host_requirements
         ],
-        "variant_wheels": [
-            {
-                "name": p.name,
-                "version": p.version,
-                "label": p.label,
-                "url": p.url,
-                "sha256": p.sha256,
-                "copy": p.copy,
-            }
-            for p in model.pip
-            if p.label is not None
-        ],
+        "variant_wheels": variant_wheels_json(model.pip),
         "notes": list(result.notes),
     }

@@ -14,6 +14,7 @@ from variant_bridge.cli._options import (
     environment_options,
     fetch_options,
     no_deps_option,
+    remove_leftovers_option,
     source_options,
 )
 from variant_bridge.cli._output import echo_json, json_option
@@ -44,14 +45,7 @@ __all__ = ["install"]
 @click.option(
     "--dry-run", is_flag=True, help="Choose, download and hash-check, but install nothing."
 )
-@click.option(
-    "--remove-leftovers",
-    "remove_leftovers",
-    is_flag=True,
-    help="Also remove the CUDA wheels (nvidia-*) nothing requires after the install (what "
-    "replaced builds required, now or before). Default: list those this install leaves, with "
-    "the command that removes them.",
-)
+@remove_leftovers_option
 @fetch_options(hashes=True)
 @json_option
 def install(
@@ -142,7 +136,10 @@ def _echo_replacements(replaced: Sequence[Replacement], *, dry_run: bool) -> Non
         click.echo(f"{kind}: {one.describe(dry_run=dry_run)}", err=True)
 
 
-def _echo_leftovers(left: Leftovers, *, dry_run: bool) -> None:
+def _echo_leftovers(
+    left: Leftovers, *, dry_run: bool, again: str = "install again with --remove-leftovers"
+) -> None:
+    """What the install left (or removed); *again*: how the same command removes them."""
     if not left.wheels:
         return
     names = ", ".join(f"{d.name} {d.version}" for d in left.wheels)
@@ -151,7 +148,7 @@ def _echo_leftovers(left: Leftovers, *, dry_run: bool) -> None:
         return
     verb = "would require" if dry_run else "requires"
     click.echo(f"Left behind (the replaced builds required them, nothing {verb} them now): {names}")
-    click.echo(f"  remove them with: {left.shell}  (or install again with --remove-leftovers)")
+    click.echo(f"  remove them with: {left.shell}  (or {again})")
 
 
 def _file_or_kept(choice: PackageChoice) -> str:

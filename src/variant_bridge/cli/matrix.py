@@ -32,14 +32,19 @@ def _echo_report(result: MatrixResult) -> None:
     matrix, order = result.matrix, result.order
     name = " ".join(x for x in (matrix.name, matrix.version) if x) or "the matrix"
     click.echo(f"{name}: {len(matrix.builds)} builds for {matrix.platform} (from {matrix.source})")
-    rows = [("label", "cuda", "driver", "sm", "x86-64", "glibc", "build#")]
+    rocm = any(b.rocm for b in matrix.builds)
+    rows = [("label", "cuda", "driver", "sm", *(("rocm",) if rocm else ()), "x86-64", "glibc",
+             "build#")]  # fmt: skip
     for b in matrix.builds:
+        gpus = f" ({len(b.gfx)} GPUs)" if b.gfx else ""
+        amd = f"{b.rocm[0]}.{b.rocm[1]}{gpus}" if b.rocm else "-"
         rows.append(
             (
                 b.label,
-                str(b.cuda) if b.cuda else "CPU",
+                str(b.cuda) if b.cuda else "-" if b.rocm else "CPU",
                 str(b.driver) if b.driver else "-",
                 b.archs.cmake() if b.archs else "-",
+                *((amd,) if rocm else ()),
                 f"v{b.x86_64_level}" if b.x86_64_level else "-",
                 f"{b.glibc[0]}.{b.glibc[1]}" if b.glibc else "-",
                 str(order.numbers[b.label]),
@@ -52,6 +57,8 @@ def _echo_report(result: MatrixResult) -> None:
         )
     ranked = f"{order.machines} machines ranked"
     click.echo(f"preference, least to most preferred ({ranked}): {', '.join(order.order)}")
+    for family, labels in order.families:
+        click.echo(f"  {family}, a build family of its own: {', '.join(labels)}")
     for conflict in order.conflicts:
         click.echo(
             f"CONFLICT {conflict.first} / {conflict.second}: no single build number orders them: "

@@ -4,9 +4,10 @@ view, and the faithful pins behind ``--wheels-dir`` copies (docs/share.md, "envi
 
 from __future__ import annotations
 
+from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import ExportModel
 
-__all__ = ["copies_lines", "intro_lines", "undeclared_lines"]
+__all__ = ["copies_lines", "implied_lines", "intro_lines", "undeclared_lines"]
 
 
 def intro_lines(model: ExportModel, where: str, *, recreate: str | None = None) -> list[str]:
@@ -46,3 +47,20 @@ def undeclared_lines(model: ExportModel, consequence: str) -> list[str]:
         f"The variant wheels also need (not declared, --no-host-requirements; {consequence}):",
         *(f"  {h.spec}  <- {', '.join(h.wheels)}" for h in model.undeclared_host_requirements),
     ]
+
+
+def implied_lines(model: ExportModel, where: str) -> list[str]:
+    """The conda packages the wheels expect but the export does not add (``cuda-version
+    >=12.6,<13``, ``rocm-core 6.4.*``), each with what pins it *where* (the dependencies), or
+    that nothing does (a ROCm runtime the environment does not hold)."""
+    if not model.implied_specs:
+        return []
+    said = []
+    for spec in model.implied_specs:
+        name = spec_name(spec)
+        pinned = next((d for d in model.dependencies if d.name == name), None)
+        if pinned is not None:
+            said.append(f"{spec} (pinned {where}: {pinned.spec})")
+        else:
+            said.append(f"{spec} (not pinned: no {name} among the dependencies)")
+    return ["The variant wheels also expect (not added as dependencies): " + ", ".join(said)]

@@ -18,7 +18,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from variant_bridge.export._header import copies_lines, intro_lines, undeclared_lines
+from variant_bridge.export._header import (
+    copies_lines,
+    implied_lines,
+    intro_lines,
+    undeclared_lines,
+)
 from variant_bridge.export.channels import is_defaults
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import ExportModel, HostRequirement, IndexOptions, PipRequirement
@@ -139,11 +144,7 @@ def header(model: ExportModel) -> list[str]:
         strict = model.strict_host_requirements
         lines += [f"  {_describe(h, strict=strict)}" for h in model.host_requirements]
     lines += undeclared_lines(model, "conda does not check them")
-    if model.implied_specs:
-        lines.append(
-            "The variant wheels also expect (not added; the toolkit is pinned): "
-            + ", ".join(model.implied_specs)
-        )
+    lines += implied_lines(model, "above")
     lines += copies_lines(model, "the pip lines")
     lines += [f"Note: {note}" for note in (*model.notes, *notes(model))]
     return [_comment_line(line) for line in lines]

@@ -17,6 +17,7 @@ from variant_bridge.indexes.local import MAX_LOCAL_DOCUMENT, read_text
 __all__ = [
     "UpdateResult",
     "check_target",
+    "own_copies",
     "read_manifest",
     "update_manifest",
     "update_manifest_text",
@@ -119,6 +120,17 @@ def update_manifest_text(
     from variant_bridge.export.pixi_toml.update import manifest_kind, update  # tomlkit
 
     return update(text, model, kind=manifest_kind(path), path=path, feature=feature)
+
+
+def own_copies(text: str, *, path: str | os.PathLike[str]) -> frozenset[Path]:
+    """The copies the manifest's own (marked) PyPI entries name, as absolute paths (relative
+    ones from the manifest's folder): an export updating it may replace them."""
+    from variant_bridge.export.pixi_toml.update import manifest_kind
+    from variant_bridge.export.pixi_toml.update import own_copies as paths
+
+    base = Path(path).absolute().parent
+    named = paths(text, kind=manifest_kind(str(path)), path=str(path))
+    return frozenset(Path(os.path.normpath(base / p)) for p in named)
 
 
 def update_manifest(

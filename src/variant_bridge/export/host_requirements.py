@@ -9,8 +9,10 @@ an ``|`` means. A requirement on a virtual package only a conda plugin provides
 A CPU requirement whose conda form is a list of alternatives (``__archspec 1.* haswell`` OR ...)
 cannot be one line of an environment.yml, which ANDs its lines: it becomes conda-forge's
 ``_x86_64-microarch-level >=N`` where that can be had, otherwise a comment. Non-virtual specs the
-wheels imply (``cuda-version >=12.8,<13``) are reported, not added: the toolkit is pinned
-(docs/semantics.md §3.2, §4.2; docs/share.md, "environment.yml").
+wheels imply (``cuda-version >=12.8,<13``, ``rocm-core 6.4.*``) are reported, not added: the
+export pins the CUDA toolkit itself and other packages as the environment holds them, and the
+header says which one pins each, or that none does (docs/semantics.md §3.2, §4.2; docs/share.md,
+"environment.yml").
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def wheel_host_requirements(env: Environment, channels: Sequence[str]) -> HostRe
     for dist in env.python_packages:
         if dist.variant is not None and dist.variant.properties:
             found.add_wheel(dist, dist.variant.properties)
-    return HostRequirements(found.merged(), tuple(found.implied), tuple(found.notes))
+    return HostRequirements(found.merged(), tuple(found.implied), found.all_notes())
 
 
 @dataclass(slots=True)
@@ -71,6 +73,10 @@ class _Found:
     requirements: dict[str, HostRequirement] = field(default_factory=dict)
     implied: dict[str, None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unmapped: dict[tuple[str, str, str], tuple[dict[str, None], dict[str, None]]] = field(
+        default_factory=dict
+    )
+    """``(namespace, feature, reason)`` -> (its values, the wheels): one note per fact."""
 
     def add(self, spec: str, rattler_spec: str, wheel: str, *, expressible: bool = True) -> None:
         known = self.requirements.get(spec)
@@ -111,7 +117,11 @@ class _Found:
         wheel = wheel_text(dist)
         translation = to_conda_specs(properties, tables=self.tables)
         for prop, reason in translation.unmapped:
-            self.notes.append(f"{wheel}: {prop} has no conda counterpart ({reason})")
+            values, wheels = self.unmapped.setdefault(
+                (prop.namespace, prop.feature, reason), ({}, {})
+            )
+            values[prop.value] = None
+            wheels[wheel] = None
         for cs in translation.conda_specs:
             if cs.form == "any" and cs.spec.startswith("__"):
                 self.add(cs.spec, cs.spec, wheel)
@@ -122,6 +132,19 @@ class _Found:
                     a.spec for a in translation.conda_specs if a.alternative_to == cs.spec
                 ]
                 self.add_cpu(cs.spec, alternatives, properties, translation.by_property, wheel)
+
+    def all_notes(self) -> tuple[str, ...]:
+        """The notes, then one per property with no conda counterpart, naming every wheel that
+        has it (an ``xpu`` build's six Intel device IPs are one fact: its feature)."""
+        said = []
+        for (namespace, feature, reason), (values, wheels) in self.unmapped.items():
+            what = f"{namespace} :: {feature}"
+            if reason.startswith(what):  # the reason names the feature as a whole
+                fact = reason
+            else:
+                fact = f"{what} :: {', '.join(values)} has no conda counterpart ({reason})"
+            said.append(f"{', '.join(wheels)}: {fact}")
+        return (*self.notes, *said)
 
     def add_implied(self, spec: str, wheel: str) -> None:
         self.implied.setdefault(spec, None)

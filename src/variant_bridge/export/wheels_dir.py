@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -77,7 +77,7 @@ def _copy(
     requirement: PipRequirement,
     directory: Path,
     *,
-    overwrite: bool,
+    overwrite: bool | Collection[Path],
     after_chunk: AfterChunk | None,
     downloads: Downloads,
 ) -> tuple[Path, str]:
@@ -91,7 +91,7 @@ def _copy(
             existing = file_sha256(target)
             if existing == (requirement.sha256 or file_sha256(source)):
                 return target, existing  # already there, same bytes
-            if not overwrite:
+            if not (overwrite is True or (overwrite and target in overwrite)):
                 raise ExportError(
                     f"{str(target)!r} exists with other content (sha256 {existing}); pass "
                     f"--force to replace it with {wheel}"
@@ -116,7 +116,7 @@ def copy_wheels(
     directory: str | os.PathLike[str],
     *,
     relative_to: str | os.PathLike[str],
-    overwrite: bool = False,
+    overwrite: bool | Collection[Path] = False,
     after_chunk: AfterChunk | None = None,
     downloads: Downloads,
 ) -> ExportModel:
@@ -124,7 +124,9 @@ def copy_wheels(
     filename, and return the model with its pip lines / pixi paths pointing at the copies.
 
     :param relative_to: the directory of the exported file (pixi paths are relative to it).
-    :param overwrite: replace a file of the same name with other bytes (``--force``).
+    :param overwrite: replace a file of the same name with other bytes (``--force``); or only
+        these files (absolute paths): the copies a manifest's own entries name, which an
+        update replaces when the build it pins changed.
     :param downloads: what fetches a remote wheel: the command's (its deadlines, caps, log and
         cache, and the files it fetched already).
     :raises ExportError: a wheel file is gone, its bytes do not have the pinned sha256, or a copy
@@ -147,7 +149,7 @@ def copied_wheels(
     directory: str | os.PathLike[str],
     *,
     relative_to: str | os.PathLike[str],
-    overwrite: bool = False,
+    overwrite: bool | Collection[Path] = False,
     after_chunk: AfterChunk | None = None,
     downloads: Downloads,
 ) -> Iterator[ExportModel]:
@@ -198,7 +200,7 @@ def _copy_all(
     directory: str | os.PathLike[str],
     relative_to: str | os.PathLike[str],
     *,
-    overwrite: bool,
+    overwrite: bool | Collection[Path],
     after_chunk: AfterChunk | None,
     downloads: Downloads,
 ) -> tuple[ExportModel, list[Path]]:

@@ -17,7 +17,6 @@ import contextlib
 import functools
 import io
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     import http.client
+    import socket
     import ssl
 
 __all__ = ["Clock", "Connections", "Expired", "Origin"]
@@ -33,10 +33,19 @@ __all__ = ["Clock", "Connections", "Expired", "Origin"]
 Origin = tuple[str, str, int]
 """``(scheme, host, port)``."""
 _CHUNK = 1 << 16
-_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
-"""Linux: acknowledge at once. A kept-alive connection otherwise delays its ACK (up to 40 ms),
-and a server that writes an answer's headers and body apart with Nagle's algorithm on (Python's
-http.server does) waits for that ACK before sending the body."""
+
+
+@functools.cache
+def _quickack() -> tuple[int, int] | None:
+    """``(level, option)`` of Linux's acknowledge-at-once: a kept-alive connection otherwise
+    delays its ACK (up to 40 ms), and a server that writes an answer's headers and body apart
+    with Nagle's algorithm on (Python's http.server does) waits for that ACK before sending the
+    body. (socket is imported by the first connection: a command reading only local files never
+    loads it.)"""
+    import socket
+
+    option: int | None = getattr(socket, "TCP_QUICKACK", None)
+    return None if option is None else (socket.IPPROTO_TCP, option)
 
 
 class Expired(TimeoutError):
@@ -82,9 +91,10 @@ class _Reader(io.RawIOBase):
         if left <= 0:
             raise Expired("deadline")
         self._sock.settimeout(min(self._read_timeout, left))
-        if _QUICKACK is not None:  # ACK at once: a server that Nagles waits for it (40 ms)
+        quickack = _quickack()
+        if quickack is not None:  # ACK at once: a server that Nagles waits for it (40 ms)
             with contextlib.suppress(OSError):
-                self._sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+                self._sock.setsockopt(*quickack, 1)
         try:
             return self._sock.recv_into(buffer)
         except TimeoutError:
@@ -157,6 +167,8 @@ def _proxy_auth(proxy: str) -> dict[str, str]:
 
 
 def _literal(host: str) -> bool:
+    import socket
+
     for family in (socket.AF_INET, socket.AF_INET6):
         try:
             socket.inet_pton(family, host)
@@ -245,6 +257,8 @@ class Connections:
 
     def _resolve(self, host: str, port: int, seconds: float) -> list[Any]:
         """``getaddrinfo`` for *host*, once per transport, within *seconds*."""
+        import socket
+
         key = (host, port)
         found = self._addresses.get(key)
         if found is not None:
@@ -275,6 +289,8 @@ class Connections:
 
     def _connect(self, host: str, port: int, seconds: float) -> socket.socket:
         """A connected socket to *host*: name lookup and connection within *seconds*."""
+        import socket
+
         start = time.monotonic()
         error: OSError | None = None
         for family, kind, proto, _, address in self._resolve(host, port, seconds):

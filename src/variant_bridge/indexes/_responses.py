@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -85,6 +84,8 @@ def reason(error: BaseException) -> str:
         return "connection reset by the server"
     if isinstance(error, TimeoutError):
         return "timed out"
+    import socket  # lazy: a command that fetches nothing never loads it
+
     if isinstance(error, socket.gaierror):
         return f"cannot resolve host ({error.strerror})"
     if isinstance(error, OSError) and error.strerror:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import socket
 import threading
 import time
 import weakref
@@ -336,6 +335,8 @@ class Transport:
                 if reused and _stale(e):
                     continue  # the server closed an idle connection: not a failed attempt
                 failure = IndexReadError(f"cannot fetch {url}: {reason(e)}")
+                import socket  # loaded by the connection that failed
+
                 if isinstance(e, socket.gaierror) and e.errno != socket.EAI_AGAIN:
                     raise failure from e  # no such host: asking again will not make one
                 failure.__cause__ = e

@@ -30,7 +30,7 @@ class StackToolkit:
     def __str__(self) -> str:
         if self.cuda is not None:
             return f"CUDA {self.cuda}" + (".x" if self.cuda.minor is None else "")
-        return "a CUDA build" if self.any_cuda else "the CPU build"
+        return "a CUDA build" if self.any_cuda else "a build without CUDA"
 
 
 @value

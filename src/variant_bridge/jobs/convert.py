@@ -29,7 +29,7 @@ from variant_bridge.solve.conda_dependencies import conda_name
 from variant_bridge.solve.convert import (
     CondaPackage,
     check_wheel,
-    split_requirements,
+    packagings,
     write_conda_package,
 )
 from variant_bridge.solve.records import ReleaseRecords
@@ -43,12 +43,16 @@ class ConvertReport:
 
     :param names: canonical PyPI name -> the conda name its packages took (``torch`` ->
         ``pytorch``), for every project converted.
+    :param any_gpu: ``(conda name, build, label)`` of each copy written for clients that cannot see
+        the build's GPU (:func:`~variant_bridge.solve.convert.packagings`: stock conda and an
+        AMD GPU), installed only when asked for.
     """
 
     channel: Path
     packages: tuple[Path, ...]
     releases: tuple[ReleaseRecords, ...]
     names: tuple[tuple[str, str], ...] = ()
+    any_gpu: tuple[tuple[str, str, str], ...] = ()
 
 
 def _wheel_files(gathered: list[Gathered], downloads: Downloads) -> dict[str, Path]:
@@ -76,6 +80,7 @@ def convert_wheels(request: IndexRequest, ctx: Context) -> ConvertReport:
     local = replace(request, copy=False, index_conda=True)
     tables = load_tables()
     written: list[Path] = []
+    any_gpu: list[tuple[str, str, str]] = []
     listed: dict[str, dict[str, object]] = {}
     gathered, _ = gather(local, ctx)
     require_wheels(gathered, "converted")
@@ -91,18 +96,21 @@ def convert_wheels(request: IndexRequest, ctx: Context) -> ConvertReport:
             url = str(data["url"])
             tags = WheelFilename.parse(record.filename).tags
             pure = all(t.platform == "any" for t in tags)
-            depends, constrains = split_requirements(data["depends"])
-            package = CondaPackage(
-                str(data["name"]), str(data["version"]), str(data["build"]),
-                int(data["build_number"]), "noarch" if pure else subdir, depends, constrains,
-            )  # fmt: skip
-            path, entry = write_conda_package(wheels[url], package, request.channel)
-            written.append(path)
-            listed[f"{package.subdir}/{path.name}"] = entry
+            for packaging in packagings(data["depends"], tables):
+                package = CondaPackage(
+                    str(data["name"]), str(data["version"]), packaging.build(str(data["build"])),
+                    int(data["build_number"]), "noarch" if pure else subdir, packaging.depends,
+                    packaging.constrains, packaging.track_features,
+                )  # fmt: skip
+                path, entry = write_conda_package(wheels[url], package, request.channel)
+                written.append(path)
+                listed[f"{package.subdir}/{path.name}"] = entry
+                if packaging.any_gpu:
+                    any_gpu.append((package.name, package.build, record.label or ""))
     if not written:
         raise SolveError("no wheels found to convert")
     # Listed from what was written: rattler would read each package back whole to index it.
     add_package_records(request.channel, listed)
     index_conda_packages(request.channel, force=False)
     renamed = tuple((p, n) for p, n in names.items() if n != canonicalize_name(p))
-    return ConvertReport(request.channel, tuple(written), tuple(releases), renamed)
+    return ConvertReport(request.channel, tuple(written), tuple(releases), renamed, tuple(any_gpu))

@@ -35,6 +35,7 @@ from variant_bridge.export import (
 )
 from variant_bridge.export._atomic import AfterChunk
 from variant_bridge.export.dependencies import requested_from_records
+from variant_bridge.export.files import own_copies
 from variant_bridge.export.history import lock_channels, read_history
 from variant_bridge.export.origins import Places, complete_locked, establish_origins
 from variant_bridge.export.pixi_toml.render import check_declarable
@@ -305,12 +306,16 @@ def write_model(
     copies: contextlib.AbstractContextManager[ExportModel] = contextlib.nullcontext(model)
     wheels_dir = output.copies_dir()
     if wheels_dir is not None:
+        # A copy the manifest's own entry names is the export's: replaced when its build changed.
+        overwrite: bool | frozenset[Path] = output.force
+        if not overwrite and output.update is not None and manifest is not None:
+            overwrite = own_copies(manifest, path=output.update)
         # Paths are relative to the written file; stdout is taken to land in the current folder.
         copies = copied_wheels(
             model,
             wheels_dir,
             relative_to=destination.absolute().parent if destination else Path.cwd(),
-            overwrite=output.force,
+            overwrite=overwrite,
             after_chunk=after_chunk,
             downloads=downloads,
         )

@@ -20,6 +20,8 @@ from variant_bridge.build_matrix import (
     LowerBoundPolicy,
     Matrix,
     ProviderChoice,
+    family_notes,
+    family_text,
     matrix_from_conda,
     matrix_from_wheels,
     matrix_table,
@@ -220,7 +222,7 @@ def _names(items: Sequence[str], most: int = 8) -> str:
 
 
 def _wheel_artifacts(matrix: Matrix, request: MatrixRequest) -> dict[str, tuple[str, str]]:
-    nulls = [b.label for b in matrix.builds if b.is_null]
+    nulls = [b.label for b in matrix.wheel_builds() if b.is_null]
     if len(nulls) > 1:
         raise ReleaseInputError(
             f"builds {_names(nulls)} are all the null variant on the wheel side (no CUDA, "
@@ -254,7 +256,7 @@ def run_matrix(request: MatrixRequest, downloads: Downloads | None = None) -> Ma
         "variants-yaml": ("variants.yaml", outputs.variants_yaml(matrix, order)),
         "recipe": ("recipe-requirements.yaml", outputs.recipe_requirements(matrix, order)),
     }
-    notes: list[str] = [*matrix.notes, *toolkit_notes(matrix)]
+    notes: list[str] = [*matrix.notes, *family_notes(matrix), *toolkit_notes(matrix)]
     try:
         artifacts.update(_wheel_artifacts(matrix, request))
     except ReleaseInputError as e:
@@ -313,11 +315,14 @@ def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
                 "cuda": str(b.cuda) if b.cuda else None,
                 "driver": str(b.driver) if b.driver else None,
                 "sm_arch": list(b.archs.sm_arch) if b.archs else [],
+                "rocm": f"{b.rocm[0]}.{b.rocm[1]}" if b.rocm else None,
+                "gfx_arch": list(b.gfx),
                 "x86_64_level": b.x86_64_level,
                 "glibc": f"{b.glibc[0]}.{b.glibc[1]}" if b.glibc else None,
                 "priority": b.priority,
                 "python": list(b.python or matrix.python),
                 "conda": dict(b.conda),
+                "family": family_text(matrix.family(b)) or None,
                 "build_number": order.numbers[b.label],
                 "properties": [str(p) for p in b.description().properties],
                 "run_requirements": outputs.run_requirements(matrix, b),
@@ -326,6 +331,7 @@ def report_json(result: MatrixResult, request: MatrixRequest) -> dict[str, Any]:
             for b in matrix.builds
         ],
         "order": list(order.order),
+        "families": [{"family": f, "order": list(o)} for f, o in order.families],
         "conflicts": [
             {
                 "first": c.first,

@@ -43,6 +43,7 @@ from variant_bridge.jobs.install import (
     prepare_install,
     run_install,
 )
+from variant_bridge.jobs.install import remove_leftovers as remove_leftovers_from
 from variant_bridge.jobs.select import PackageRequest
 from variant_bridge.jobs.specs import EnvironmentSpec
 from variant_bridge.jobs.target import Target
@@ -156,7 +157,8 @@ class AddResult:
     feature: str | None
     """The feature whose tables got the entries (``None``: the top level)."""
     leftovers: Leftovers = Leftovers((), ())
-    """CUDA wheels the replaced builds required that nothing requires any more (not removed)."""
+    """CUDA wheels the replaced builds required that nothing requires any more (removed with
+    ``--remove-leftovers``: :attr:`Leftovers.removed`)."""
 
 
 def add(
@@ -169,6 +171,7 @@ def add(
     deps: bool = True,
     installer: Installer | None = None,
     no_copy: bool = False,
+    remove_leftovers: bool = False,
     producer: str = "pixi variant add",
 ) -> AddResult:
     """Install the tree chosen for *env* (the context's target) into it, then record the
@@ -179,6 +182,8 @@ def add(
         is installed).
     :param no_copy: pin the variant files themselves (URL or path with sha256) instead of
         copies under ``variant-wheels/``.
+    :param remove_leftovers: remove the CUDA wheels nothing requires after the install (as
+        ``install --remove-leftovers``), before the manifest records the environment.
     :raises WorkspaceError: *env* is not installed (``pixi install`` first).
     :raises InstallError, SelectionError, ExportError: see the ``install`` and ``export`` jobs.
     """
@@ -196,7 +201,9 @@ def add(
     )
     prepared = prepare_install(requests, ctx, deps=deps, installer=installer)
     installed = run_install(prepared, ctx)
-    left = leftovers(prepared, installed, ctx)
+    left = leftovers(prepared, installed, ctx, every=remove_leftovers)
+    if remove_leftovers:
+        left = remove_leftovers_from(prepared, left, installed)
     # The environment as it is now (the wheels just installed), through the same downloads: a
     # wheel fetched to install is the file the export compares and copies.
     after = Context(ctx.sources, ctx.downloads, Target.of(spec), ctx.fetch)

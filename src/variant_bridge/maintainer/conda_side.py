@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from variant_bridge.build_matrix import AMDGPU_CONSTRAINT_KEY, ROCM_KEY, parse_rocm
 from variant_bridge.cuda_archs import ArchLists, ArchSet, parse_arch_list
 from variant_bridge.errors import ReleaseInputError, quote
 from variant_bridge.mappings import load_tables
@@ -100,6 +101,29 @@ def _level(variant: Mapping[str, str], where: str) -> int | None:
     return int(text)
 
 
+def _rocm(variant: Mapping[str, str], where: str) -> tuple[tuple[int, int] | None, tuple[str, ...]]:
+    """A ROCm build's release and GPUs, as ``matrix`` writes them: ``rocm_version`` (``None``
+    for the others) and ``amdgpu_arch_constraint`` (``==9.0.10|==9.4.2``, as gfx names)."""
+    from variant_bridge.gfx_archs import gfx_name, parse_isa
+
+    text = variant.get(ROCM_KEY, "None").strip()
+    if text.lower() in _NO_CUDA:
+        return None, ()
+    rocm = parse_rocm(text, where, ROCM_KEY)
+    names = []
+    constraint = variant.get(AMDGPU_CONSTRAINT_KEY, "").strip()
+    for part in constraint.split("|") if constraint else ():
+        isa = parse_isa(part.strip().removeprefix("=="))
+        name = gfx_name(isa, load_tables().amd.gfx_prefix) if isa is not None else None
+        if name is None:
+            raise ReleaseInputError(
+                f"{where}: {AMDGPU_CONSTRAINT_KEY} {quote(constraint)}: {quote(part)} is no "
+                "AMD GPU ISA like ==9.4.2"
+            )
+        names.append(name)
+    return rocm, tuple(names)
+
+
 def _archs(
     raw: RawBuild, cuda: CudaVersion | None, arch_lists: ArchLists, platform: str
 ) -> tuple[ArchSet | None, str | None]:
@@ -123,6 +147,7 @@ def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
     platform = variant.get("target_platform") or raw.platform or platform
     cuda = _cuda(variant, raw.where)
     archs, source = _archs(raw, cuda, arch_lists, platform)
+    rocm, gfx = _rocm(variant, raw.where)
     python = variant.get(PYTHON_KEY)
     return CondaBuild(
         where=raw.where,
@@ -133,6 +158,8 @@ def _build(raw: RawBuild, arch_lists: ArchLists, platform: str) -> CondaBuild:
         microarch_level=_level(variant, raw.where),
         python=(python_version(python, raw.where),) if python else (),
         archs=archs,
+        rocm=rocm,
+        gfx=gfx,
         arch_source=source,
         build_number=raw.build_number,
         build_string=raw.build_string,

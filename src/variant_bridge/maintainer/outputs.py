@@ -17,10 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from variant_bridge.build_matrix import (
+    AMDGPU_CONSTRAINT_KEY,
     PRIORITY_FEATURE,
     PRIORITY_NAMESPACE,
+    ROCM_KEY,
     Matrix,
     MatrixBuild,
+    amd_features,
+    rocm_text,
 )
 from variant_bridge.build_order import BuildOrder
 from variant_bridge.errors import ReleaseInputError
@@ -31,6 +35,7 @@ from variant_bridge.release import X86_64, CudaVersion
 
 __all__ = [
     "VARIANTS_SCHEMA",
+    "amd_constraint",
     "arch_constraint",
     "conda_python",
     "conda_variants",
@@ -122,13 +127,33 @@ def _merged(spec: str) -> str:
     return "|".join(f">={low}" + (f",<{high}" if high else "") for low, high in merged)
 
 
+def amd_constraint(build: MatrixBuild, tables: MappingTables | None = None) -> str | None:
+    """The ``__amdgpu_arch`` version spec of the AMD GPUs a ROCm build has code for, by the
+    reverse mapping of ``amd.yaml`` (``gfx942`` is ``==9.4.2``): ``==9.0.10|==9.4.2``; ``None``
+    without GPUs."""
+    if not build.gfx:
+        return None
+    from variant_bridge.translate import to_conda_specs
+
+    tables = tables or load_tables()
+    feature, _ = amd_features(tables)
+    props = [VariantProperty(tables.amd.namespace, feature, name) for name in build.gfx]
+    prefix = f"{tables.amd.arch_package} "
+    specs = to_conda_specs(props, tables=tables).specs
+    return next((spec[len(prefix) :] for spec in specs if spec.startswith(prefix)), None)
+
+
 def run_constraints(build: MatrixBuild, tables: MappingTables | None = None) -> list[str]:
     """The ``run_constraints`` a conda build of *build* gets: ``__cuda_arch`` on the GPUs its
-    SM list runs on (a constraint: satisfied where the virtual package is absent, as in stock
-    conda; applied where it exists: pixi, rattler, conda with the plugin)."""
+    SM list runs on, ``__amdgpu_arch`` on the AMD GPUs a ROCm build has code for (constraints:
+    satisfied where the virtual package is absent, as in stock conda; applied where it exists:
+    pixi, rattler, conda with a plugin)."""
     tables = tables or load_tables()
-    spec = arch_constraint(build, tables)
-    return [f"{tables.nvidia.arch_package} {spec}"] if spec else []
+    found = [
+        (tables.nvidia.arch_package, arch_constraint(build, tables)),
+        (tables.amd.arch_package, amd_constraint(build, tables)),
+    ]
+    return [f"{package} {spec}" for package, spec in found if spec]
 
 
 def conda_python(version: str) -> str:
@@ -150,6 +175,9 @@ def _columns(matrix: Matrix, order: BuildOrder) -> dict[str, list[str | None]]:
     if any(b.archs for b in builds):
         columns["cuda_archs"] = [b.archs.cmake() if b.archs else "" for b in builds]
         columns[ARCH_CONSTRAINT_KEY] = [arch_constraint(b) or "" for b in builds]
+    if any(b.rocm for b in builds):
+        columns[ROCM_KEY] = [rocm_text(b.rocm) if b.rocm else "None" for b in builds]
+        columns[AMDGPU_CONSTRAINT_KEY] = [amd_constraint(b) or "" for b in builds]
     if any(b.driver != _policy_driver(matrix, b) for b in builds):
         columns[DRIVER_KEY] = [str(b.driver) if b.driver else "" for b in builds]
     if len(set(order.numbers.values())) > 1:
@@ -219,6 +247,8 @@ def run_requirements(
         out.append(f"{tables.nvidia.driver_package} >={build.driver}")
     if build.cuda is not None:
         out.append(f"cuda-version >={build.cuda},<{build.cuda.major + 1}")
+    if build.rocm is not None:
+        out += [f"{p} {rocm_text(build.rocm)}.*" for p in tables.amd.runtime_packages[:1]]
     if build.glibc is not None and matrix.platform.startswith("linux"):
         out.append(f"__glibc >={build.glibc[0]}.{build.glibc[1]},<3.0.a0")
     cpu = tables.cpu(X86_64)
@@ -231,12 +261,6 @@ def recipe_requirements(matrix: Matrix, order: BuildOrder) -> str:
     """The recipe.yaml lines that read the generated ``variants.yaml``."""
     columns = _columns(matrix, order)
     cuda = "cuda_compiler_version" in columns
-    if DRIVER_KEY in columns:
-        floor = f"${{{{ {DRIVER_KEY} }}}}"
-    elif matrix.lower_bound == "major":
-        floor = '${{ cuda_compiler_version.split(".")[0] }}'
-    else:
-        floor = "${{ cuda_compiler_version }}"
     lines = [_HEADER.format(source=matrix.source).rstrip(), "build:"]
     if OFFSET_KEY in columns:
         lines.append(f"  number: ${{{{ {OFFSET_KEY} | int }}}}  # add your own build number")
@@ -253,6 +277,21 @@ def recipe_requirements(matrix: Matrix, order: BuildOrder) -> str:
         ]
     if "microarch_level" in columns:
         lines.append("    - x86_64-microarch-level ${{ microarch_level }}")
+    return "\n".join(lines + _runtime_lines(matrix, columns)) + "\n"
+
+
+def _runtime_lines(matrix: Matrix, columns: Mapping[str, object]) -> list[str]:
+    """The recipe's host, run and run_constraints lines: the CUDA toolkit and driver, the ROCm
+    runtime, and the GPUs a build runs on as constraints."""
+    tables = load_tables()
+    cuda = "cuda_compiler_version" in columns
+    if DRIVER_KEY in columns:
+        floor = f"${{{{ {DRIVER_KEY} }}}}"
+    elif matrix.lower_bound == "major":
+        floor = '${{ cuda_compiler_version.split(".")[0] }}'
+    else:
+        floor = "${{ cuda_compiler_version }}"
+    lines = []
     if cuda:
         lines += [
             "  host:",
@@ -260,24 +299,39 @@ def recipe_requirements(matrix: Matrix, order: BuildOrder) -> str:
             "      then: cuda-version ${{ cuda_compiler_version }}.*",
             "  run:",
             '    - if: cuda_compiler_version != "None"',
-            f"      then: __cuda >={floor}",
+            f"      then: {tables.nvidia.driver_package} >={floor}",
         ]
-    if ARCH_CONSTRAINT_KEY in columns:
-        # a constraint, not a dependency: stock conda (no __cuda_arch) installs it anywhere
+    if ROCM_KEY in columns:
+        runtime = tables.amd.runtime_packages[0]
+        lines += [] if cuda else ["  run:"]
         lines += [
-            "  run_constraints:",
-            f'    - if: {ARCH_CONSTRAINT_KEY} != ""',
-            f"      then: __cuda_arch ${{{{ {ARCH_CONSTRAINT_KEY} }}}}",
+            f'    - if: {ROCM_KEY} != "None"',
+            f"      then: {runtime} ${{{{ {ROCM_KEY} }}}}.*",
         ]
-    return "\n".join(lines) + "\n"
+    constraints = [
+        (key, package)
+        for key, package in (
+            (ARCH_CONSTRAINT_KEY, tables.nvidia.arch_package),
+            (AMDGPU_CONSTRAINT_KEY, tables.amd.arch_package),
+        )
+        if key in columns
+    ]
+    if constraints:
+        # constraints, not dependencies: stock conda (no __cuda_arch, no __amdgpu_arch)
+        # installs such a build anywhere
+        lines.append("  run_constraints:")
+    for key, package in constraints:
+        lines += [f'    - if: {key} != ""', f"      then: {package} ${{{{ {key} }}}}"]
+    return lines
 
 
 # -- the wheel side -------------------------------------------------------------------------
 
 
 def _namespaces(matrix: Matrix, tables: MappingTables) -> list[str]:
-    used = {p.namespace for b in matrix.builds for p in b.properties(tables)}
-    return [ns for ns in (tables.nvidia.namespace, X86_64, PRIORITY_NAMESPACE) if ns in used]
+    used = {p.namespace for b in matrix.wheel_builds(tables) for p in b.properties(tables)}
+    order = (tables.nvidia.namespace, tables.amd.namespace, X86_64, PRIORITY_NAMESPACE)
+    return [ns for ns in order if ns in used]
 
 
 def pyproject_variant(matrix: Matrix, tables: MappingTables | None = None) -> dict[str, Any]:
@@ -288,7 +342,8 @@ def pyproject_variant(matrix: Matrix, tables: MappingTables | None = None) -> di
     providers: dict[str, Any] = {}
     for ns in namespaces:
         if ns == PRIORITY_NAMESPACE:
-            values = sorted({b.priority for b in matrix.builds if b.priority is not None})
+            builds = matrix.wheel_builds(tables)
+            values = sorted({b.priority for b in builds if b.priority is not None})
             providers[ns] = {"static-properties": {PRIORITY_FEATURE: [str(v) for v in values]}}
         else:
             providers[ns] = dict(known[ns])
@@ -299,7 +354,7 @@ def variants_json(matrix: Matrix, tables: MappingTables | None = None) -> dict[s
     """The ``{name}-{version}-variants.json`` that ``generate-index-json`` should write."""
     tables = tables or load_tables()
     table = pyproject_variant(matrix, tables)
-    variants = {b.label: b.description(tables).to_dict() for b in matrix.builds}
+    variants = {b.label: b.description(tables).to_dict() for b in matrix.wheel_builds(tables)}
     return {"$schema": VARIANTS_SCHEMA, **table, "variants": dict(sorted(variants.items()))}
 
 
@@ -315,7 +370,7 @@ def make_variant_lines(
     plain wheel of each build is *plain_wheel* with ``{label}`` filled in."""
     tables = tables or load_tables()
     lines = []
-    for build in matrix.builds:
+    for build in matrix.wheel_builds(tables):
         words = ["variantlib", "make-variant"]
         if matrix.providers == "bridge":
             words.append("--no-isolation")
@@ -350,7 +405,7 @@ def scikit_build_overrides(matrix: Matrix, tables: MappingTables | None = None) 
     """``[tool.scikit-build]`` override tables, one per build, selected by ``VARIANT_LABEL``."""
     tables = tables or load_tables()
     overrides = []
-    for build in matrix.builds:
+    for build in matrix.wheel_builds(tables):
         table: dict[str, Any] = {"if": {"env": {"VARIANT_LABEL": build.label}}}
         if build.is_null:
             table["null-variant"] = True

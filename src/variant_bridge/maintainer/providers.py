@@ -36,5 +36,8 @@ def _table() -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def provider_tables(choice: str) -> dict[str, dict[str, Any]]:
-    """Namespace -> ``{"requires": [...], "plugin-api": "..."}`` for ``upstream`` or ``bridge``."""
-    return {ns: dict(entry) for ns, entry in _table()[choice].items()}
+    """Namespace -> ``{"requires": [...], "plugin-api": "..."}`` for ``upstream`` or ``bridge``;
+    a namespace ``bridge`` has no plugin for (intel) takes its ``upstream`` entry."""
+    table = _table()
+    merged = {**table["upstream"], **table[choice]}
+    return {ns: dict(entry) for ns, entry in merged.items()}

@@ -13,6 +13,7 @@ from variant_bridge.cli._options import (
     environment_options,
     fetch_options,
     no_deps_option,
+    remove_leftovers_option,
     source_options,
 )
 from variant_bridge.cli._output import echo_json, json_option
@@ -48,6 +49,7 @@ __all__ = ["add"]
     type=click.Choice(["uv", "pip"]),
     help="Which installer runs. Default: uv when available, else pip.",
 )
+@remove_leftovers_option
 @fetch_options(hashes=True)
 @json_option
 def add(
@@ -59,6 +61,7 @@ def add(
     feature: str | None,
     no_copy: bool,
     installer: str | None,
+    remove_leftovers: bool,
     fetch: FetchSpec,
     as_json: bool,
 ) -> None:
@@ -69,7 +72,9 @@ def add(
     manifest under a name pixi's installer accepts, or with --no-copy the file itself), the
     other wheels by version, the CUDA toolkit pinned, the indexes given as extra indexes and the
     driver floor declared. Entries you wrote are never changed. pixi.lock is not edited: the
-    next `pixi install` re-locks from the manifest and installs the same files.
+    next `pixi install` re-locks from the manifest and installs the same files. The CUDA wheels
+    replaced builds required and nothing requires any more are listed with the command that
+    removes them (--remove-leftovers removes them, as `variant-bridge install` does).
 
     \b
     Examples:
@@ -97,6 +102,7 @@ def add(
             deps=not no_deps,
             installer=installer,  # type: ignore[arg-type]  # click.Choice(["uv", "pip"])
             no_copy=no_copy,
+            remove_leftovers=remove_leftovers,
             producer=words,
         )
         notes = [*result.recorded.notes, *ctx.notes]
@@ -129,7 +135,8 @@ def _echo(result: AddResult) -> None:
     _warn_duplicates(choices, target)
     _echo_replacements(result.prepared.replacements, dry_run=False)
     _echo_installed(result.installed, target, kept=sum(c.installed is not None for c in choices))
-    _echo_leftovers(result.leftovers, dry_run=False)
+    again = "run `pixi variant add` again with --remove-leftovers"
+    _echo_leftovers(result.leftovers, dry_run=False, again=again)
     click.echo(f"Recorded in {_table(result.feature)}: " + _wrote(result.recorded, updated=True))
 
 

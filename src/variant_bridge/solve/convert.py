@@ -34,13 +34,18 @@ from typing import IO, Any
 from variant_bridge._values import value
 from variant_bridge.errors import SolveError
 from variant_bridge.indexes.archive import WheelArchive
+from variant_bridge.mappings import MappingTables
+from variant_bridge.virtual_packages import CONDA_BUILTIN
 
 __all__ = [
-    "CONSTRAINED",
+    "ANY_GPU",
+    "ANY_GPU_FEATURE",
     "CondaPackage",
+    "Packaging",
     "check_wheel",
+    "constrained",
     "entry_points",
-    "split_requirements",
+    "packagings",
     "write_conda_package",
 ]
 
@@ -49,20 +54,70 @@ _DROPPED = ("RECORD", "RECORD.jws", "RECORD.p7s", "INSTALLER")
 _INSTALLER = b"conda\n"
 
 
-CONSTRAINED = frozenset({"__cuda_arch"})
-"""Virtual packages a converted package constrains instead of depending on them. Stock conda has
-no ``__cuda_arch`` (a plugin provides it), so as a dependency it makes every GPU variant with an
-SM list uninstallable there; as a constraint it is satisfied where absent and enforced where the
-GPU is known (rattler, pixi, conda with a ``__cuda_arch`` plugin), as the conda builds a matrix
-generates state it (``run_constraints``, :mod:`variant_bridge.maintainer.outputs`)."""
+def constrained(tables: MappingTables) -> dict[str, str]:
+    """GPU architecture virtual package -> its vendor's presence virtual package
+    (``__cuda_arch`` -> ``__cuda``, ``__amdgpu_arch`` -> ``__amdgpu``): the virtual packages a
+    converted package constrains instead of depending on them. Stock conda has neither
+    architecture (a plugin provides ``__cuda_arch``; nothing ``__amdgpu_arch``), so as a
+    dependency it makes every GPU build uninstallable there; as a constraint it is satisfied
+    where absent and enforced where the GPU is known (rattler, pixi, conda with a plugin), as
+    the conda builds a matrix generates state it (``run_constraints``,
+    :mod:`variant_bridge.maintainer.outputs`)."""
+    return {
+        tables.nvidia.arch_package: tables.nvidia.driver_package,
+        tables.amd.arch_package: tables.amd.driver_package,
+    }
 
 
-def split_requirements(specs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A record's requirements as a conda package states them: ``(depends, constrains)``, the
-    specs on :data:`CONSTRAINED` virtual packages moved to ``constrains``."""
-    depends = tuple(s for s in specs if s.split(None, 1)[0] not in CONSTRAINED)
-    constrains = tuple(s for s in specs if s.split(None, 1)[0] in CONSTRAINED)
-    return depends, constrains
+ANY_GPU = "anygpu"
+"""The build-string part of a GPU build's copy for clients that cannot see its GPU
+(:func:`packagings`): ``rocm6.4_anygpu_3``."""
+ANY_GPU_FEATURE = "variant-bridge-anygpu"
+"""That copy's track feature: conda and rattler rank a build with one below every build without."""
+
+
+@value
+class Packaging:
+    """The requirements of one conda package written for a record, and how it is told apart."""
+
+    depends: tuple[str, ...]
+    constrains: tuple[str, ...] = ()
+    any_gpu: bool = False
+    """The copy for clients that cannot see the GPU (:data:`ANY_GPU`), taken only when asked."""
+
+    def build(self, build: str) -> str:
+        """``rocm6.4_3`` -> ``rocm6.4_anygpu_3`` for the copy for any GPU."""
+        if not self.any_gpu:
+            return build
+        head, _, number = build.rpartition("_")
+        return f"{head}_{ANY_GPU}_{number}" if head else f"{ANY_GPU}_{build}"
+
+    @property
+    def track_features(self) -> tuple[str, ...]:
+        return (ANY_GPU_FEATURE,) if self.any_gpu else ()
+
+
+def packagings(specs: Sequence[str], tables: MappingTables) -> tuple[Packaging, ...]:
+    """The conda packages a record with requirements *specs* becomes.
+
+    One package, the GPU architecture in ``constrains``, when a dependency stock conda knows
+    still says the GPU is there (``__cuda``: a CUDA build is installed only beside an NVIDIA
+    driver). When none does (``__amdgpu``, which stock conda lacks), a constraint alone would put
+    a ROCm build above the null build on every machine, so two packages: the record as ``index``
+    writes it (the architecture a dependency: chosen where the GPU is known), and a copy with it
+    in ``constrains`` and a track feature (:data:`ANY_GPU`), which conda and rattler rank below
+    every build without one: taken only when asked for (``pytorch=*=rocm6.4*``)."""
+    gpus = constrained(tables)
+    name = {s: s.split(None, 1)[0] for s in specs}
+    held = [s for s in specs if name[s] in gpus]
+    if not held:
+        return (Packaging(tuple(specs)),)
+    rest = tuple(s for s in specs if name[s] not in gpus)
+    present = {name[s] for s in rest}
+    seen = all(gpus[name[s]] in CONDA_BUILTIN and gpus[name[s]] in present for s in held)
+    if seen:
+        return (Packaging(rest, tuple(held)),)
+    return (Packaging(tuple(specs)), Packaging(rest, tuple(held), any_gpu=True))
 
 
 @value
@@ -76,7 +131,8 @@ class CondaPackage:
     subdir: str
     depends: tuple[str, ...]
     constrains: tuple[str, ...] = ()
-    """Specs that bind only where their package is present (:data:`CONSTRAINED`)."""
+    """Specs that bind only where their package is present (:func:`constrained`)."""
+    track_features: tuple[str, ...] = ()
 
     @property
     def filename(self) -> str:
@@ -141,6 +197,7 @@ def _index_json(package: CondaPackage) -> dict[str, Any]:
         "build_number": package.build_number,
         "depends": list(package.depends),
         **({"constrains": list(package.constrains)} if package.constrains else {}),
+        **({"track_features": " ".join(package.track_features)} if package.track_features else {}),
         "noarch": "python",
         "subdir": package.subdir,
         "timestamp": _MTIME * 1000,

@@ -214,3 +214,10 @@ def test_the_header_claims_variant_wheels_only_when_there_are_some() -> None:
     assert "were chosen for this bridged view" not in plain  # QA: said with no variant wheel
     assert "has no variant wheels; the bridged view when it was exported:" in plain
     assert "The variant wheels in [pypi-dependencies] were chosen" in render(pixi_model())
+
+
+def test_the_header_says_what_the_wheels_expect_and_what_pins_it() -> None:
+    assert (
+        "# The variant wheels also expect (not added as dependencies): cuda-version >=12.6,<13 "
+        "(pinned in [dependencies]: cuda-version=12.6=h0_3)"
+    ) in render(model()).splitlines()

@@ -423,3 +423,31 @@ def test_a_variant_index_is_an_extra_index_never_the_users_index_url() -> None:
     after = update(earlier, pixi_model(index_options=indexes), kind="pixi")
     assert "index-url" not in loads(after)["pypi-options"]
     assert loads(after)["pypi-options"]["extra-index-urls"] == ["https://variants.example/simple"]
+
+
+def test_own_copies_are_the_paths_of_marked_pypi_entries_only() -> None:
+    """The copies an update may replace are those its own entries name; a path the user wrote
+    (no marker) names a file the export never replaces."""
+    from variant_bridge.export.pixi_toml.update import own_copies
+
+    text = """\
+[pypi-dependencies]
+gpulib = { path = "./variant-wheels/gpulib-1.0-py3-none-any.whl" }  # variant-bridge: variant cu126
+mine = { path = "./variant-wheels/mine-1.0-py3-none-any.whl" }
+plain = "==1.0"  # variant-bridge
+
+[feature.legacy.pypi-dependencies]
+gpulib = { path = "./variant-wheels/legacy/gpulib-1.0-py3-none-any.whl" }  # variant-bridge
+
+[target.linux-64.pypi-dependencies]
+other = { path = "other.whl" }  # variant-bridge
+"""
+    assert own_copies(text, kind="pixi", path="pixi.toml") == (
+        "./variant-wheels/gpulib-1.0-py3-none-any.whl",
+        "./variant-wheels/legacy/gpulib-1.0-py3-none-any.whl",
+        "other.whl",
+    )
+    pyproject = "[project]\nname = 'p'\n\n" + text.replace("[", "[tool.pixi.", 3)  # the 3 tables
+    assert "./variant-wheels/gpulib-1.0-py3-none-any.whl" in own_copies(
+        pyproject, kind="pyproject", path="pyproject.toml"
+    )

@@ -24,11 +24,13 @@ from typing import Any
 from packaging.version import Version
 
 from variant_bridge.errors import ExportError, quote
+from variant_bridge.export._header import implied_lines
 from variant_bridge.export.model import ExportModel, PlatformDeclaration
 from variant_bridge.export.pixi_toml.render import (
     MIN_PIXI,
     check_declarable,
     comments,
+    platform_entry_of,
     table_lines,
     to_dict,
     unstated,
@@ -39,7 +41,6 @@ __all__ = [
     "check_classes",
     "class_notes",
     "classes_to_dict",
-    "platform_entry_of",
     "render_classes",
 ]
 
@@ -89,23 +90,6 @@ def _entry(name: str, declaration: PlatformDeclaration) -> dict[str, Any]:
     """The class's platform entry, always a table with its name (a class declaring nothing is
     still a platform of its own)."""
     return {"name": name, **platform_entry_of(declaration)}
-
-
-def platform_entry_of(declaration: PlatformDeclaration) -> dict[str, Any]:
-    """A platform entry's keys other than its name (the subdir and the declared packages)."""
-    entry: dict[str, Any] = {"platform": declaration.subdir}
-    if declaration.cuda is not None:
-        entry["cuda"] = (
-            declaration.cuda
-            if declaration.cuda_arch is None
-            else {"driver": declaration.cuda, "arch": declaration.cuda_arch}
-        )
-    if declaration.archspec is not None:
-        entry["archspec"] = declaration.archspec
-    if declaration.glibc is not None:
-        entry["glibc"] = declaration.glibc
-    entry.update(declaration.raw)
-    return entry
 
 
 def _at_least(lower: str | None, higher: str | None) -> bool:
@@ -234,6 +218,7 @@ def header(where: str, producer: str, classes: Sequence[tuple[str, ExportModel]]
                 + ", ".join(h.wheels)
                 for h in model.host_requirements
             ]
+        lines += [f"  {line}" for line in implied_lines(model, "in its dependencies")]
         missing = unstated(model, rich=True)
         if missing:
             lines.append("  not enforced by its platform entry (pixi cannot state them):")

@@ -24,7 +24,12 @@ from dataclasses import replace
 from typing import Any
 
 from variant_bridge.errors import ExportError
-from variant_bridge.export._header import copies_lines, intro_lines, undeclared_lines
+from variant_bridge.export._header import (
+    copies_lines,
+    implied_lines,
+    intro_lines,
+    undeclared_lines,
+)
 from variant_bridge.export.history import spec_name
 from variant_bridge.export.model import (
     CondaDependency,
@@ -54,6 +59,7 @@ __all__ = [
     "marked",
     "notes",
     "platform_entry",
+    "platform_entry_of",
     "render",
     "system_requirements",
     "table_lines",
@@ -137,15 +143,23 @@ def platform_entry(model: ExportModel, *, rich: bool = True) -> str | dict[str, 
     d = declaration(model, rich=rich)
     if not rich or not d.is_rich:
         return d.subdir
-    entry: dict[str, Any] = {"name": d.name} if d.name else {}
-    entry["platform"] = d.subdir
-    if d.cuda is not None:
-        entry["cuda"] = d.cuda if d.cuda_arch is None else {"driver": d.cuda, "arch": d.cuda_arch}
-    if d.archspec is not None:
-        entry["archspec"] = d.archspec
-    if d.glibc is not None:
-        entry["glibc"] = d.glibc
-    entry.update(d.raw)
+    return {**({"name": d.name} if d.name else {}), **platform_entry_of(d)}
+
+
+def platform_entry_of(declaration: PlatformDeclaration) -> dict[str, Any]:
+    """A platform entry's keys other than its name (the subdir and the declared packages)."""
+    entry: dict[str, Any] = {"platform": declaration.subdir}
+    if declaration.cuda is not None:
+        entry["cuda"] = (
+            declaration.cuda
+            if declaration.cuda_arch is None
+            else {"driver": declaration.cuda, "arch": declaration.cuda_arch}
+        )
+    if declaration.archspec is not None:
+        entry["archspec"] = declaration.archspec
+    if declaration.glibc is not None:
+        entry["glibc"] = declaration.glibc
+    entry.update(declaration.raw)
     return entry
 
 
@@ -279,6 +293,7 @@ def header(model: ExportModel, *, rich: bool | None = None) -> list[str]:
             f"  {h.rattler_spec if len(h.rattler_spec) < 80 else h.spec}  <- " + ", ".join(h.wheels)
             for h in model.host_requirements
         ]
+    lines += implied_lines(model, "in [dependencies]")
     missing = unstated(model, rich=rich)
     if missing:
         lines.append(

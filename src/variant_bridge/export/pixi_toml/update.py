@@ -44,7 +44,15 @@ from variant_bridge.export.pixi_toml.render import (
 from variant_bridge.export.pixi_toml.render import notes as pixi_notes
 from variant_bridge.uv_settings import EXPORTED_PINS_VARIABLE, exported_pins_value
 
-__all__ = ["ManifestKind", "ManifestUpdate", "apply", "manifest_kind", "parse", "update"]
+__all__ = [
+    "ManifestKind",
+    "ManifestUpdate",
+    "apply",
+    "manifest_kind",
+    "own_copies",
+    "parse",
+    "update",
+]
 
 ManifestKind = Literal["pixi", "pyproject"]
 
@@ -483,6 +491,30 @@ def _declares(current: Any, entry: dict[str, Any]) -> bool:
     if not isinstance(current, dict):
         return False
     return {k: v for k, v in current.items() if k != "name"} == entry
+
+
+def own_copies(text: str, *, kind: ManifestKind, path: str) -> tuple[str, ...]:
+    """The ``path`` of every PyPI entry the export owns (marked), in any table of the manifest
+    (the top level, features, targets): the copies an earlier export wrote, which the export
+    may replace when the build it pins changed (a user's entry, and so its file, is never
+    touched)."""
+    found: list[str] = []
+
+    def walk(table: Any) -> None:
+        for key in list(table):
+            value = table[key]
+            if not isinstance(value, TABLES):
+                continue
+            if key != "pypi-dependencies":
+                walk(value)
+                continue
+            for name in list(value):
+                entry = value[name]
+                if is_owned(value, name) and isinstance(entry, TABLES) and "path" in entry:
+                    found.append(str(entry["path"]))
+
+    walk(_pixi_root(parse(text, path=path), kind=kind, path=path))
+    return tuple(found)
 
 
 def _prefix(kind: ManifestKind) -> str:
