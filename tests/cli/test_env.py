@@ -214,6 +214,16 @@ def test_run_refuses_before_running(args: list[str], code: int, message: str) ->
     assert message in result.stderr
 
 
+@pytest.mark.parametrize("command", [["true", "a\0b"], ["tr\0ue"]])
+def test_run_refuses_an_argument_holding_a_nul_byte(cli: Cli, command: list[str]) -> None:
+    """No program can receive a NUL byte (the fuzz run's ``run -- uv pip install '\\x00'`` was
+    an internal error): a usage error naming it, nothing run."""
+    result = cli("run", "-t", "cuda=", "--", *command)
+    assert result.exit_code == 2, result.stderr
+    assert "an argument holds a NUL byte" in result.stderr
+    assert "this is a bug" not in result.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
