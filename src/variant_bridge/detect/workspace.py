@@ -31,6 +31,7 @@ from typing import Any
 from variant_bridge.environment import Source, VirtualPackage
 from variant_bridge.errors import DetectionError, NotRegularFileError, clip, quote
 from variant_bridge.indexes.local import check_regular, read_text
+from variant_bridge.virtual_packages import VERSION_SHAPES
 
 __all__ = [
     "DEFAULT_ENVIRONMENT",
@@ -128,14 +129,19 @@ class WorkspaceEnvironment:
         highest of each, as pixi solves for all of them."""
         found: dict[str, str] = {}
         data = self.workspace.data
-        tables: list[object] = [] if self.workspace.no_default_feature(self.name) else [data]
+        manifest = self.workspace.manifest
+        tables: list[tuple[object, str]] = (
+            [] if self.workspace.no_default_feature(self.name) else [(data, "")]
+        )
         features = data.get("feature")
         if isinstance(features, Mapping):
-            tables += [features.get(f) for f in self.features]
-        for table in tables:
+            tables += [(features.get(f), f"feature.{f}.") for f in self.features]
+        for table, prefix in tables:
             if isinstance(table, Mapping):
-                _system_requirements(table.get("system-requirements"), found)
-        _rich_platform(self.workspace.platform_entry(platform), found)
+                where = f"{manifest}: [{prefix}system-requirements]"
+                _system_requirements(table.get("system-requirements"), found, where)
+        where = f"{manifest}: the platform entry {platform!r}"
+        _rich_platform(self.workspace.platform_entry(platform), found, where)
         return tuple(
             VirtualPackage(name, version, "0", PIXI_SOURCE) for name, version in found.items()
         )
@@ -273,11 +279,22 @@ def _version(value: object) -> str | None:
     return text or None
 
 
-def _raise(found: dict[str, str], name: str, value: object) -> None:
-    """Keep the highest declaration of *name* (pixi solves for all of them)."""
+def _raise(found: dict[str, str], name: str, value: object, where: str) -> None:
+    """Keep the highest declaration of *name* (pixi solves for all of them).
+
+    :param where: the manifest and key, for the error.
+    :raises WorkspaceError: the value is no version of *name*'s shape (``cuda = "abc"``, or a
+        5,000-digit number): pixi refuses such a manifest too.
+    """
     version = _version(value)
     if version is None:
         return
+    shape = VERSION_SHAPES.get(name)
+    if shape is not None and not shape.matches(version):
+        raise WorkspaceError(
+            WorkspaceProblem.BAD_MANIFEST,
+            f"{where} declares {name} {quote(version)}: expected {shape.expected}",
+        )
     current = found.get(name)
     if current is None or _key(version) > _key(current):
         found[name] = version
@@ -290,28 +307,28 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def _system_requirements(table: object, found: dict[str, str]) -> None:
+def _system_requirements(table: object, found: dict[str, str], where: str) -> None:
     if not isinstance(table, Mapping):
         return
-    _raise(found, "__cuda", table.get("cuda"))
+    _raise(found, "__cuda", table.get("cuda"), where)
     libc = table.get("libc")
     if isinstance(libc, Mapping):
         if str(libc.get("family", "glibc")).lower() == "glibc":
-            _raise(found, "__glibc", libc.get("version"))
+            _raise(found, "__glibc", libc.get("version"), where)
     else:
-        _raise(found, "__glibc", libc)
+        _raise(found, "__glibc", libc, where)
 
 
-def _rich_platform(entry: Mapping[str, Any] | None, found: dict[str, str]) -> None:
+def _rich_platform(entry: Mapping[str, Any] | None, found: dict[str, str], where: str) -> None:
     if entry is None:
         return
     cuda = entry.get("cuda")
     if isinstance(cuda, Mapping):
-        _raise(found, "__cuda", cuda.get("driver"))
-        _raise(found, "__cuda_arch", cuda.get("arch"))
+        _raise(found, "__cuda", cuda.get("driver"), where)
+        _raise(found, "__cuda_arch", cuda.get("arch"), where)
     else:
-        _raise(found, "__cuda", cuda)
-    _raise(found, "__glibc", entry.get("glibc"))
+        _raise(found, "__cuda", cuda, where)
+    _raise(found, "__glibc", entry.get("glibc"), where)
 
 
 # -- finding the workspace ------------------------------------------------------------------
