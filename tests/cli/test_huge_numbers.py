@@ -144,3 +144,25 @@ def test_a_requirement_past_64_bits_has_no_conda_form(cli: Cli, tmp_path: Path) 
     line = one_line(cli("convert", str(wheel), "-o", str(tmp_path / "out")))
     assert line.startswith("error: app-1.0-py3-none-any.whl: requirement 'depa==1.999")
     assert "has no conda form" in line
+
+
+def test_an_installed_version_when_export_looks_up_its_wheel(
+    cli: Cli, world: dict[str, Path], tmp_path: Path
+) -> None:
+    """A dist-info whose version no number can hold, installed from a file: ``export -f``
+    finds no wheel of that version and falls back on the file its direct_url.json names (it
+    was an internal error)."""
+    import shutil
+
+    prefix = shutil.copytree(world["env"], tmp_path / "env", symlinks=True)
+    site = prefix / "lib" / "python3.12" / "site-packages"
+    shutil.rmtree(site / "tinyvar-1.0.dist-info")
+    wheel = world["wheels"] / "tinyvar-1.0-py3-none-any-cu126.whl"
+    metadata = f"Metadata-Version: 2.4\nName: tinyvar\nVersion: {HUGE}\n"
+    add_dist_info(site, "tinyvar", "1.0", metadata=metadata,
+                  direct_url={"url": wheel.as_uri(), "archive_info": {}})  # fmt: skip
+    out = tmp_path / "environment.yml"
+    result = cli("export", "--prefix", str(prefix), "-f", str(world["wheels"]), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert "unexpected" not in result.stderr
+    assert "  # tinyvar 1.999" in out.read_text()

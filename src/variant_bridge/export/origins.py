@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._json import loads
 from variant_bridge.environment import Environment, PythonDistribution
@@ -425,7 +425,7 @@ def _lookup(
         if version not in listing.versions(spec, tags=None):
             return None
         files = listing.files(version, spec, downloads=places.downloads, tags=None)
-    except (InvalidVersion, SelectionError):
+    except (ValueError, SelectionError):  # InvalidVersion, or a number past int()'s 4300 digits
         return None
     installed = _installed_record(dist_info) if dist_info is not None else None
     unverified: list[tuple[str, str | None, str]] = []
