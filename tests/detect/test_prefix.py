@@ -219,6 +219,10 @@ def _conda_style(**fields: Any) -> str:
         (_conda_style(build_number="3"), "foo-1.0-0.json: 'build_number' must be an integer"),
         (_conda_style(build_number=True), "foo-1.0-0.json: 'build_number' must be an integer"),
         (_conda_style(url=5), "foo-1.0-0.json: 'url' must be a non-empty string, got 5"),
+        (  # rattler refuses it (export built a record of it: an internal error in the fuzz run)
+            _conda_style(build="h" + "9" * 5000),
+            "(5001 characters) is longer than the 64 characters a conda build string may have",
+        ),
     ],
 )
 def test_invalid_record_names_the_file(

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 from variant_bridge._json import loads
 from variant_bridge._values import value
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
-from variant_bridge.errors import DetectionError, InvalidMetadata, NotRegularFileError, clip
+from variant_bridge.errors import (
+    DetectionError,
+    InvalidMetadata,
+    NotRegularFileError,
+    clip,
+    quote,
+)
 from variant_bridge.indexes.local import read_header, read_regular
 from variant_bridge.mappings import load_tables
 from variant_bridge.virtual_packages import TOOLKIT_SHAPE
@@ -214,6 +220,10 @@ def _load_json(raw: bytes, path: Path) -> Any:
     return loads(raw, source=str(path), error=DetectionError)
 
 
+MAX_BUILD_STRING = 64
+"""CEP 26's longest build string (rattler's ``BuildString`` refuses a longer one)."""
+
+
 def _record(obj: Any, path: Path) -> CondaRecord:
     if not isinstance(obj, dict):
         raise DetectionError(
@@ -222,6 +232,12 @@ def _record(obj: Any, path: Path) -> CondaRecord:
     name = _string(obj, "name", path, required=True)
     version = _string(obj, "version", path, required=True)
     build = _string(obj, "build", path, required=True)
+    assert build is not None
+    if len(build) > MAX_BUILD_STRING:  # rattler refuses it wherever a record is built
+        raise DetectionError(
+            f"{path}: 'build' {quote(build)} is longer than the {MAX_BUILD_STRING} characters "
+            "a conda build string may have (CEP 26)"
+        )
     build_number = obj.get("build_number", 0)
     if not isinstance(build_number, int) or isinstance(build_number, bool):
         raise DetectionError(f"{path}: 'build_number' must be an integer, got {build_number!r}")
@@ -232,7 +248,6 @@ def _record(obj: Any, path: Path) -> CondaRecord:
         requested = (*requested, single)
     assert name is not None
     assert version is not None
-    assert build is not None
     return CondaRecord(
         name=name,
         version=version,
