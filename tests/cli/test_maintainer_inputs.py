@@ -192,3 +192,18 @@ def test_a_declared_glibc_no_number_can_hold(cli: Cli, tmp_path: Path) -> None:
     (line,) = result.stderr.splitlines()
     assert "glibc '99999" in line
     assert line.endswith("is no version like 2.17")
+
+
+def test_a_dfg_python_no_number_can_hold(cli: Cli, tmp_path: Path, corpus: Path) -> None:
+    """cudf's real dependencies.yaml with one ``py`` of its matrices a 5,000-digit number: the
+    Pythons are ordered, then that one is refused naming it (ordering them was an internal
+    error)."""
+    text = (corpus / "maint" / "cudf-25.12" / "dependencies.yaml").read_text()
+    assert 'py: "3.11"' in text
+    path = tmp_path / "dependencies.yaml"
+    path.write_text(text.replace('py: "3.11"', f'py: "3.{HUGE}"'))
+    result = cli("matrix", "--from-dfg", str(path), "--project", "x", "--version", "1.0")
+    assert result.exit_code == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {path} (files.all, cuda ")
+    assert line.endswith("(5002 characters) is no Python version like 3.12")
