@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,9 @@ def _load(path: Path, where: str) -> object:
     except (yaml.YAMLError, RecursionError, UnicodeDecodeError) as e:
         detail = " ".join(str(e).split())[:200]
         raise InvalidTarget(f"{where}: not valid YAML: {detail}") from e
+    except ValueError as e:  # an integer past int()'s digits: PyYAML's int() of it
+        limit = sys.get_int_max_str_digits()
+        raise InvalidTarget(f"{where}: not valid YAML: a number longer than {limit} digits") from e
 
 
 def _node_class(where: str, name: object, facts: object) -> NodeClass:
