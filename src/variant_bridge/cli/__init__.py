@@ -87,7 +87,8 @@ class _Group(click.Group):
         # Abort derive from RuntimeError, so they must be let through before `Exception`.
         except click.UsageError as e:
             # click's own messages quote what was given whole ('xml' is not one of ...).
-            e.message = one_line(e.message)
+            # Final in click's stubs; cut in place, so BadParameter keeps its "Invalid value for".
+            e.message = one_line(e.message)  # type: ignore[misc]
             raise
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
