@@ -181,7 +181,7 @@ def check_toolkit_version(record: CondaRecord, where: str) -> None:
         record.version
     ):
         raise DetectionError(
-            f"{where}: {record.name} {record.version!r} is not {TOOLKIT_SHAPE.expected}; the "
+            f"{where}: {record.name} {quote(record.version)} is not {TOOLKIT_SHAPE.expected}; the "
             "solved toolkit cannot be read"
         )
 
@@ -240,7 +240,9 @@ def _record(obj: Any, path: Path) -> CondaRecord:
         )
     build_number = obj.get("build_number", 0)
     if not isinstance(build_number, int) or isinstance(build_number, bool):
-        raise DetectionError(f"{path}: 'build_number' must be an integer, got {build_number!r}")
+        raise DetectionError(
+            f"{path}: 'build_number' must be an integer, got {clip(repr(build_number))}"
+        )
     requested = _strings(obj, "requested_specs", path)
     # conda writes the singular `requested_spec` (one string); rattler/pixi the list.
     single = _string(obj, "requested_spec", path)
@@ -269,7 +271,7 @@ def _string(obj: dict[str, Any], key: str, path: Path, *, required: bool = False
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value):
-        got = "nothing" if value is None else repr(value)
+        got = "nothing" if value is None else clip(repr(value))
         raise DetectionError(f"{path}: {key!r} must be a non-empty string, got {got}")
     return value
 
@@ -279,7 +281,7 @@ def _strings(obj: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DetectionError(f"{path}: {key!r} must be a list of strings, got {value!r}")
+        raise DetectionError(f"{path}: {key!r} must be a list of strings, got {clip(repr(value))}")
     return tuple(value)
 
 
