@@ -84,8 +84,8 @@ def test_the_header_block_is_capped_and_the_small_files_too(tmp_path: Path) -> N
 
 
 def test_an_install_failing_after_the_installer_ran_says_what_it_changed(tmp_path: Path) -> None:
-    """uv installs ``honest``, then refuses ``liar`` (its METADATA says 1.1, its name 1.0): the
-    error says the target was changed, and how."""
+    """uv refuses ``liar`` (its METADATA says 1.1, its name 1.0), ``honest`` installed or not:
+    the error says whether the target was changed, and how."""
     made = make_wheel(tmp_path / "made", "liar", "1.0")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -105,5 +105,9 @@ def test_an_install_failing_after_the_installer_ran_says_what_it_changed(tmp_pat
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: uv failed (exit 2): ")
     assert "Wheel version does not match filename (1.1 != 1.0)" in line
-    assert line.endswith(f"; {python} was changed: installed honest==1.0")
-    assert read_state(str(python)).get("honest") is not None
+    # uv installs the two in parallel: whether honest lands before liar's failure stops it is
+    # uv's race, so the error is checked against what the target holds afterwards.
+    if read_state(str(python)).get("honest") is not None:
+        assert line.endswith(f"; {python} was changed: installed honest==1.0")
+    else:
+        assert line.endswith(f"; {python} was not changed")
