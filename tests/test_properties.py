@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from variant_bridge.errors import InvalidProperty
@@ -314,3 +316,20 @@ def test_value_objects_are_immutable_and_hashable() -> None:
     assert {prop, VariantProperty.parse(f"{LB}::12.8")} == {prop}
     assert {description, VariantDescription.of([prop], "cu128")} == {description}
     assert repr(prop) == "<VariantProperty('nvidia :: cuda_version_lower_bound :: 12.8')>"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: VariantDescription.parse("9" * 20000 + ":"),  # a label, no properties
+        lambda: VariantDescription.from_dict({"nvidia": {"sm_arch": "9" * 20000}}),
+    ],
+)
+def test_an_error_quoting_a_long_label_or_value_stays_one_short_line(make: Any) -> None:
+    """The fuzz run's 20,000-digit label made a 20,066-character error: the label is quoted
+    shortened, with its length."""
+    with pytest.raises(InvalidProperty) as raised:
+        make()
+    message = str(raised.value)
+    assert len(message) < 400
+    assert "20000 characters" in message

@@ -117,7 +117,7 @@ _TABLE_KEYS = frozenset(
 
 
 def _glibc(text: str, where: str) -> tuple[int, int]:
-    match = re.fullmatch(r"([0-9]+)\.([0-9]+)", text.strip())
+    match = re.fullmatch(r"([0-9]{1,4})\.([0-9]{1,4})", text.strip(), re.ASCII)  # int()-able
     if match is None:
         raise ReleaseInputError(f"{where}: glibc {quote(text)} is no version like 2.17")
     return int(match[1]), int(match[2])

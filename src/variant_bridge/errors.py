@@ -33,11 +33,25 @@ __all__ = [
     "VariantBridgeError",
     "VariantMismatch",
     "clip",
+    "one_line",
     "quote",
 ]
 
 QUOTE_LIMIT = 80
 """Characters of user input a message quotes before it shortens the rest to ``…``."""
+LINE_LIMIT = 2000
+"""Characters of one error line (the CLI's ``error: ...``, the conda plugin's): a message that
+lists many reasons is cut there, saying how long it was, so no input can flood a log."""
+
+
+def one_line(message: str, *, limit: int = LINE_LIMIT) -> str:
+    """*message* as one error line: its lines joined with ``; ``, cut after *limit* characters
+    (``… (12345 characters in all)``)."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    joined = "; ".join(lines) or "failed"
+    if len(joined) <= limit:
+        return joined
+    return f"{joined[:limit]}… ({len(joined)} characters in all)"
 
 
 def clip(text: str, *, limit: int = QUOTE_LIMIT) -> str:
@@ -138,6 +152,10 @@ class NotRegularFileError(VariantBridgeError, OSError):
     def __init__(self, path: str, kind: str) -> None:
         super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
         self.kind = kind
+
+    def __str__(self) -> str:
+        """``…/x.yaml: a FIFO, not a regular file`` (one line, as every command says it)."""
+        return f"{clip(str(self.filename), limit=300)}: {self.strerror}"
 
 
 class HashMismatch(VariantBridgeError, ValueError):

@@ -24,6 +24,8 @@ from typing import Union
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
@@ -40,6 +42,7 @@ __all__ = [
     "evaluate_dependencies",
     "parse_dependency",
     "target_environment",
+    "unreadable_version",
 ]
 
 VARIANT_VARIABLES = frozenset(
@@ -372,6 +375,23 @@ def _split_marker(line: str) -> tuple[str, str | None]:
     return head.strip(), tail.strip()
 
 
+def unreadable_version(specifier: SpecifierSet) -> str | None:
+    """The first version *specifier* names that cannot be read, else ``None``.
+
+    ``packaging`` accepts ``==1.999…`` (5,000 digits) as a specifier and fails only when it
+    compares: ``int()`` refuses numbers past 4,300 digits with a ``ValueError``. Every specifier
+    read from input (requests, ``Requires-Dist``, ``Requires-Python``) is checked here first.
+    """
+    for one in specifier:
+        if one.operator == "===":  # arbitrary equality compares text
+            continue
+        try:
+            Version(one.version.removesuffix(".*"))
+        except ValueError:
+            return one.version
+    return None
+
+
 def parse_dependency(line: str) -> Dependency:
     """Parse a ``Requires-Dist`` value, variant markers included.
 
@@ -383,6 +403,11 @@ def parse_dependency(line: str) -> Dependency:
     except InvalidRequirement as e:
         reason = str(e).splitlines()[0]
         raise RequirementError(f"invalid requirement {quote(line)}: {reason}") from None
+    bad = unreadable_version(requirement.specifier)
+    if bad is not None:
+        raise RequirementError(
+            f"invalid requirement {quote(line)}: {quote(bad)} is not a PEP 440 version"
+        )
     marker = _Parser(marker_text).parse() if marker_text else None
     return Dependency(line, requirement, marker)
 

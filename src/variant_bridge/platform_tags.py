@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment
@@ -75,7 +75,7 @@ class TargetPython:
         """
         try:
             version = Version(text)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
             raise InvalidTarget(
                 f"invalid Python version {quote(text)}: expected e.g. '3.12' or '3.12.4'"
             ) from None

@@ -255,7 +255,7 @@ class VariantDescription:
         if not props and self.label not in _NULL_LABELS:
             raise InvalidProperty(
                 f"the null variant (no properties) must use the label {NULL_LABEL!r}, "
-                f"not {self.label!r}"
+                f"not {_q(self.label)}"
             )
         if props and self.label == NULL_LABEL:
             raise InvalidProperty(f"the label {NULL_LABEL!r} is reserved for the null variant")
@@ -298,7 +298,7 @@ class VariantDescription:
                 if isinstance(values, str):
                     raise InvalidProperty(
                         f"values of {namespace} :: {feature} must be a list, not the string "
-                        f"{values!r}"
+                        f"{_q(values)}"
                     )
                 properties.extend(VariantProperty(namespace, feature, value) for value in values)
         return cls.of(properties, label)

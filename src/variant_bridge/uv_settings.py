@@ -22,6 +22,7 @@ from typing import Literal
 from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, Source
+from variant_bridge.errors import quote
 from variant_bridge.mappings import MappingTables, NvidiaTable, load_tables
 from variant_bridge.translate.supported import SupportedProperties
 
@@ -158,6 +159,27 @@ def _preview_features(environ: Mapping[str, str]) -> str:
     return ",".join(features)
 
 
+def _control(char: str) -> bool:
+    """A control character (C0, DEL, C1): ESC starts the ANSI sequences a terminal acts on (and
+    that click strips from output that is not a terminal, changing the value)."""
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code < 0xA0
+
+
+def _printable(name: str, text: str) -> tuple[str, str | None]:
+    """*text* without control characters, and the note that says so (``None``: none there)."""
+    dropped = [c for c in text if _control(c)]
+    if not dropped:
+        return text, None
+    kept = "".join(c for c in text if not _control(c))
+    which = ", ".join(dict.fromkeys(f"U+{ord(c):04X}" for c in dropped))
+    return kept, (
+        f"{name}: dropped {len(dropped)} control character{'s' if len(dropped) > 1 else ''} "
+        f"({which}) from its value, which a shell or terminal would act on; printed as "
+        f"{quote(kept)}"
+    )
+
+
 def _cuda_notes(
     env: Environment, supported: SupportedProperties, driver: tuple[int, int], names: _Names
 ) -> list[str]:
@@ -264,8 +286,12 @@ def uv_settings(
         notes.extend(_cuda_notes(env, supported, driver, names))
     notes.extend(_cpu_notes(env))
     notes.extend(_gpu_notes(supported, tables or load_tables()))
-    variables = (*cuda_vars, (PREVIEW_VARIABLE, _preview_features(environ or {})))
-    return UvSettings(variables, tuple(notes))
+    variables = []
+    for name, text in (*cuda_vars, (PREVIEW_VARIABLE, _preview_features(environ or {}))):
+        kept, note = _printable(name, text)
+        variables.append((name, kept))
+        notes += [note] if note is not None else []
+    return UvSettings(tuple(variables), tuple(notes))
 
 
 def exported_pins_value(pins: Iterable[tuple[str, str]]) -> str:

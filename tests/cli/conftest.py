@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from variant_bridge.cli import main
+from variant_bridge.cli import _native, main
 
 SCRIPT = Path(sys.executable).with_name("variant-bridge")
 
@@ -21,7 +21,12 @@ class Cli:
     stdout and stderr apart (exceptions are not re-raised into the test)."""
 
     def __call__(self, *args: str, env: Mapping[str, str | None] | None = None) -> Result:
-        return CliRunner(env=dict(env or {})).invoke(main, list(args))
+        try:
+            return CliRunner(env=dict(env or {})).invoke(main, list(args))
+        finally:
+            # index, convert and solve ask their process to end with os._exit (cli/_native.py);
+            # here the process goes on: a later `conda variant` test would be ended by it.
+            _native._requested.clear()
 
 
 @pytest.fixture

@@ -215,7 +215,7 @@ ERRORS = [
     (["--prefix", "/nonexistent/env"], {}, "--prefix /nonexistent/env: no such directory"),  # gone
     (["--prefix", __file__], {}, f"--prefix {__file__}: not a directory"),  # a file: was exit 2
     (["--lockfile", "/nonexistent/pixi.lock"], {}, "/nonexistent/pixi.lock: "),  # missing lock
-    (["--lockfile", HERE], {}, f"{HERE}: not a file"),  # a directory: was exit 2 with usage text
+    (["--lockfile", HERE], {}, f"{HERE}: a directory, not a regular file"),  # was exit 2, usage
     (
         ["-t", "platform=linux-64", "-t", "cuda=12.8"],
         {"CONDA_PREFIX": "/nonexistent"},

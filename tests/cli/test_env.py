@@ -98,6 +98,31 @@ def test_env_formats(cli: Cli, shell: str, first_line: str) -> None:
     assert len(result.stdout.splitlines()) == 3
 
 
+@pytest.mark.parametrize("shell", ["sh", "dotenv", "json"])
+def test_env_drops_control_characters_and_says_so(shell: str, tmp_path: Path) -> None:
+    """An ESC in the user's value would be acted on by a terminal, and click strips the ANSI
+    sequence it starts from output that is not a terminal (``x\\e[,wheel-variants`` came back
+    ``xheel-variants``): the value printed, in every format, is the value without control
+    characters, and a note says so."""
+    import subprocess
+
+    env = {PREVIEW: "x\x1b[,\x07y", "CONDA_OVERRIDE_CUDA": "12.8"}
+    result = run_script("env", "--format", shell, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout
+    assert "\x07" not in result.stdout
+    assert f"note: {PREVIEW}: dropped 2 control characters (U+001B, U+0007)" in result.stderr
+    if shell == "json":
+        printed = json.loads(result.stdout)[PREVIEW]
+    else:  # what a shell (or uv's --env-file) gets back
+        out = tmp_path / "vars"
+        out.write_text(result.stdout)
+        source = f". {out}" if shell == "sh" else f"set -a; . {out}"
+        printed = subprocess.run(["sh", "-c", f'{source}; printf %s "${PREVIEW}"'],
+                                 capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert printed == "x[,y,wheel-variants"
+
+
 @pytest.mark.parametrize(
     ("args", "env", "code", "message"),
     [
@@ -187,6 +212,16 @@ def test_run_refuses_before_running(args: list[str], code: int, message: str) ->
     assert result.returncode == code
     assert result.stdout == ""
     assert message in result.stderr
+
+
+@pytest.mark.parametrize("command", [["true", "a\0b"], ["tr\0ue"]])
+def test_run_refuses_an_argument_holding_a_nul_byte(cli: Cli, command: list[str]) -> None:
+    """No program can receive a NUL byte (the fuzz run's ``run -- uv pip install '\\x00'`` was
+    an internal error): a usage error naming it, nothing run."""
+    result = cli("run", "-t", "cuda=", "--", *command)
+    assert result.exit_code == 2, result.stderr
+    assert "an argument holds a NUL byte" in result.stderr
+    assert "this is a bug" not in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,19 @@ FAILURES = [
         ),
     ),  # unexpected: still one line
     ("usage", 2, None),  # click usage errors keep exit 2
+    (
+        "flood",
+        1,
+        f"error: {'x' * 2000}… (6000 characters in all)\n",
+    ),  # a message listing thousands of reasons: cut at errors.LINE_LIMIT, saying so
+    (
+        "bug-flood",
+        1,
+        (
+            f"error: unexpected RuntimeError: {'y' * 300}… (5000 characters) (this is a bug in "
+            "variant-bridge; set VARIANT_BRIDGE_DEBUG=1 for the traceback)\n"
+        ),
+    ),  # an unexpected error's own text is shortened: the line still says it is a bug
 ]
 
 
@@ -48,6 +61,8 @@ def _raise(kind: str) -> None:
         "missing-file": FileNotFoundError(2, "No such file or directory", "pixi.lock"),
         "bug": RuntimeError("boom"),
         "usage": click.UsageError("--a and --b cannot be used together"),
+        "flood": DetectionError("x" * 6000),
+        "bug-flood": RuntimeError("y" * 5000),
     }
     raise errors[kind]
 

@@ -156,3 +156,54 @@ def test_hostile_toml_is_one_line(
     assert (result.exit_code, result.stderr) == (1, f"error: {path}: {says}\n")
     result = cli("check", "--conda", str(corpus / "maint" / "pytorch-cpu"), "--wheels", str(path))
     assert (result.exit_code, result.stderr) == (1, f"error: {path}: {says}\n")
+
+
+def test_a_glibc_version_no_number_can_hold(cli: Cli, tmp_path: Path, corpus: Path) -> None:
+    """A real cupy .ci_support file whose quoted ``c_stdlib_version`` is a 5,000-digit number:
+    one line naming it (it was an internal error in the fuzz run's ``check``)."""
+    ci = corpus / "maint" / "cupy-13.6.0" / ".ci_support"
+    source = (
+        ci / "linux_64_cuda_compilercuda-nvcccuda_compiler_version12.9python3.12.____cpython.yaml"
+    )
+    path = tmp_path / source.name
+    text = source.read_text()
+    assert "c_stdlib_version:\n- '2.17'" in text
+    path.write_text(
+        text.replace("c_stdlib_version:\n- '2.17'", f"c_stdlib_version:\n- '{HUGE}.17'")
+    )
+    result = cli("check", "--conda", str(path), "--wheels", str(corpus.joinpath(*WHEELS)))
+    assert result.exit_code == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {path}")
+    assert "c_stdlib_version '99999" in line
+    assert line.endswith("is no glibc version like 2.17")
+    assert "unexpected" not in line
+
+
+def test_a_declared_glibc_no_number_can_hold(cli: Cli, tmp_path: Path) -> None:
+    """The same in a matrix declaration's ``glibc``: one line naming it."""
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[project]\nname = "x"\nversion = "1.0"\n[tool.variant-bridge.matrix]\n'
+        f'[[tool.variant-bridge.matrix.build]]\ncuda = "12.9"\nglibc = "{HUGE}.17"\n'
+    )
+    result = cli("matrix", str(path))
+    assert result.exit_code == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert "glibc '99999" in line
+    assert line.endswith("is no version like 2.17")
+
+
+def test_a_dfg_python_no_number_can_hold(cli: Cli, tmp_path: Path, corpus: Path) -> None:
+    """cudf's real dependencies.yaml with one ``py`` of its matrices a 5,000-digit number: the
+    Pythons are ordered, then that one is refused naming it (ordering them was an internal
+    error)."""
+    text = (corpus / "maint" / "cudf-25.12" / "dependencies.yaml").read_text()
+    assert 'py: "3.11"' in text
+    path = tmp_path / "dependencies.yaml"
+    path.write_text(text.replace('py: "3.11"', f'py: "3.{HUGE}"'))
+    result = cli("matrix", "--from-dfg", str(path), "--project", "x", "--version", "1.0")
+    assert result.exit_code == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {path} (files.all, cuda ")
+    assert line.endswith("(5002 characters) is no Python version like 3.12")

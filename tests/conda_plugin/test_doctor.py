@@ -14,6 +14,7 @@ import pytest
 
 from tests.conda_plugin.conftest import Conda, GpuWorld
 from tests.worlds.gpu_env import CUBLAS
+from tests.worlds.prefix import running_has
 
 pytestmark = pytest.mark.slow
 
@@ -148,3 +149,26 @@ def test_a_fix_that_cannot_be_done_is_one_conda_error(
     assert message.startswith(f"variant-consistency fix of {prefix}: ")
     assert "gpulib" in message
     assert "\n" not in message
+
+
+def test_the_fixer_of_an_environment_without_its_interpreter_refuses(
+    conda: Conda, gpu_world: GpuWorld, tmp_path: Path
+) -> None:
+    """bin/python removed (the records still say Python): the fix has nowhere to install, says
+    so as conda's one line, and installs nothing (never into conda's own interpreter)."""
+    from conda import CondaError
+
+    prefix = gpu_world.copy(tmp_path)
+    gpu_world.set_toolkit(prefix, tmp_path, "12.4")
+    for link in (prefix / "bin").glob("python*"):
+        link.unlink()
+    before = sorted(str(p) for p in prefix.rglob("*"))
+    conda.reset(override_virtual_packages={"cuda": "12.9"})
+    with pytest.raises(CondaError) as failed:
+        _fix(conda, prefix, answer=True)
+    message = str(failed.value)
+    assert message.startswith(f"variant-consistency fix of {prefix}: ")
+    assert "no interpreter to reinstall into" in message
+    assert "nothing was installed" in message
+    assert sorted(str(p) for p in prefix.rglob("*")) == before
+    assert not running_has("gpulib")

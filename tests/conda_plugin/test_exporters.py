@@ -146,3 +146,28 @@ def test_failures_are_one_conda_error(conda: Conda, tmp_path: Path) -> None:
     assert message.startswith("conda export --format variant-environment-yaml: ")
     assert str(tmp_path / "missing") in message
     assert "\n" not in message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cuda", ["9" * 5000, "abc"])
+def test_a_virtual_package_conda_reports_that_is_no_version_is_one_conda_error(
+    conda: Conda, gpu_world: GpuWorld, cuda: str
+) -> None:
+    """``CONDA_OVERRIDE_CUDA`` (here ``override_virtual_packages``) set to no CUDA version: one
+    line naming it, as ``-t cuda=abc`` is refused (a 5,000-digit driver was an internal error
+    in the fuzz run; ``abc`` was taken as a driver)."""
+    from conda import CondaError
+
+    conda.reset(override_virtual_packages={"cuda": cuda})
+    exporter = conda.manager.get_environment_exporter_by_format("variant-pixi-toml")
+    with pytest.raises(CondaError) as caught:
+        exporter.export(_environment(gpu_world.prefix))
+    message = str(caught.value)
+    assert message.startswith(
+        "conda export --format variant-pixi-toml: conda's virtual package __cuda="
+    )
+    assert message.endswith(
+        ": expected a CUDA version like 12.8 (check CONDA_OVERRIDE_* and override_virtual_packages)"
+    )
+    assert "this is a bug" not in message
+    assert len(message) < 400

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conda_plugin.conftest import Conda
+from tests.worlds.prefix import running_has
 from tests.worlds.wheels import make_release
 
 
@@ -132,3 +133,22 @@ def test_the_plugins_sources_setting_is_the_default_find_links(
     assert (
         chosen["selected"]["label"] == "cu126"
     )  # the prefix's toolkit is 12.6; the driver runs 12.9
+
+
+@pytest.mark.slow
+def test_install_into_an_environment_without_python_refuses(
+    conda: Conda, ml: Path, tmp_path: Path
+) -> None:
+    """``envs/ml`` records Python but has no ``bin/python``: nothing is installed, and never
+    into the interpreter conda (and the plugin) run on."""
+    from tests.worlds.wheels import make_wheel
+
+    wheels = make_wheel(tmp_path / "wheels", "straytarget", "1.0").parent
+    before = sorted(p.name for p in ml.rglob("*"))
+    ran = conda.variant("install", "straytarget", "-n", "ml", "-f", str(wheels))
+    assert ran.code == 1, ran.out
+    (line,) = ran.err.splitlines()
+    assert line.startswith("error: no interpreter to install into")
+    assert f"{ml} has no bin/python" in line
+    assert sorted(p.name for p in ml.rglob("*")) == before
+    assert not running_has("straytarget")

@@ -248,7 +248,7 @@ def test_corrupt_lock_is_one_clean_line(tmp_path: Path, content: bytes, message:
     ("make", "message"),
     [
         (lambda p: p, "no such file"),  # missing lock
-        (lambda p: p.mkdir() or p, "not a file"),  # a directory
+        (lambda p: p.mkdir() or p, "a directory, not a regular file"),  # a directory
     ],
 )
 def test_missing_lock(tmp_path: Path, make: Any, message: str) -> None:

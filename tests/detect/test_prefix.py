@@ -219,6 +219,18 @@ def _conda_style(**fields: Any) -> str:
         (_conda_style(build_number="3"), "foo-1.0-0.json: 'build_number' must be an integer"),
         (_conda_style(build_number=True), "foo-1.0-0.json: 'build_number' must be an integer"),
         (_conda_style(url=5), "foo-1.0-0.json: 'url' must be a non-empty string, got 5"),
+        (  # the fuzz run's 5,131-character line: the version is quoted shortened
+            _conda_style(name="cuda-version", version="9" * 5000 + ".6"),
+            "cuda-version '" + "9" * 80 + "…' (5002 characters) is not a CUDA toolkit version",
+        ),
+        (
+            _conda_style(depends=["x"] * 3000 + [1]),
+            "'depends' must be a list of strings, got ['x', ",
+        ),
+        (  # rattler refuses it (export built a record of it: an internal error in the fuzz run)
+            _conda_style(build="h" + "9" * 5000),
+            "(5001 characters) is longer than the 64 characters a conda build string may have",
+        ),
     ],
 )
 def test_invalid_record_names_the_file(
@@ -231,6 +243,7 @@ def test_invalid_record_names_the_file(
     assert text.startswith(str(prefix / "conda-meta"))
     assert message in text
     assert "\n" not in text
+    assert len(text) < 500
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -128,6 +128,10 @@ def test_one_file_gives_each_class_its_torch_build(tmp_path: Path, corpus: Path)
         ("classes: []\n", "nodes.yaml: 'classes' must map class names to their facts"),
         ("[1, 2]\n", "nodes.yaml: expected a mapping with 'classes', got a list"),
         ("classes: {a: [\n", "nodes.yaml: not valid YAML:"),
+        (  # an unquoted YAML integer past int()'s 4,300 digits (an internal error in the fuzz run)
+            f"classes:\n  mi300: {{platform: linux-64, amdgpu_arch: {'9' * 4983}}}\n",
+            "nodes.yaml: not valid YAML: a number longer than 4300 digits",
+        ),
     ],
 )
 def test_bad_files_are_one_error_naming_class_and_key(

@@ -237,6 +237,40 @@ def test_rich_platform_declares_driver_and_gpu(tmp_path: Path) -> None:
     assert env.declared("osx-arm64") == ()
 
 
+@pytest.mark.parametrize(
+    ("declaration", "where", "expected"),
+    [
+        ('[system-requirements]\ncuda = "abc"\n', "[system-requirements]", "__cuda 'abc'"),
+        (f'[system-requirements]\ncuda = "{"9" * 5000}.8"\n', "[system-requirements]", "__cuda"),
+        ('[system-requirements]\nlibc = { family = "glibc", version = "2.x" }\n',
+         "[system-requirements]", "__glibc '2.x'"),
+        (('[feature.gpu.system-requirements]\ncuda = "12.8.1.1"\n'
+         '[environments]\ngpu = ["gpu"]\n'), "[feature.gpu.system-requirements]", "__cuda"),
+    ],
+)  # fmt: skip
+def test_a_declaration_that_is_no_version_is_a_bad_manifest(
+    tmp_path: Path, declaration: str, where: str, expected: str
+) -> None:
+    """pixi refuses these manifests; the extension says which key holds what (``cuda = "abc"``
+    was taken as __cuda=abc; a 5,000-digit driver was an internal error in the fuzz run)."""
+    text = '[workspace]\nchannels = []\nplatforms = ["linux-64"]\n' + declaration
+    name = "gpu" if "gpu" in declaration else "default"
+    workspace = installed(find_workspace(write(tmp_path / "pixi.toml", text).parent, environ={}),
+                          name)  # fmt: skip
+    env = workspace.environment(name)
+    with pytest.raises(WorkspaceError) as raised:
+        env.declared("linux-64")
+    assert raised.value.kind is WorkspaceProblem.BAD_MANIFEST
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / 'pixi.toml'}: {where} declares {expected}")
+    assert len(message) < 400
+    rich = '[workspace]\nchannels = []\nplatforms = [{ platform = "linux-64", cuda = "twelve" }]\n'
+    workspace = find_workspace(write(tmp_path / "pixi.toml", rich).parent, environ={})
+    workspace = installed(workspace, "default")
+    with pytest.raises(WorkspaceError, match="the platform entry 'linux-64' declares __cuda"):
+        workspace.environment().declared("linux-64")
+
+
 @pytest.mark.parametrize("manifest", corpus_files("real/pixi-locks/*/pixi.toml"))
 def test_real_workspaces_are_found_with_their_environments(tmp_path: Path, manifest: Path) -> None:
     """Each real manifest, found from a subfolder of a copy of it; every environment its lock

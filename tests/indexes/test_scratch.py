@@ -72,3 +72,28 @@ def test_a_root_others_could_write_to_is_not_used(tmp: Path) -> None:
     with scratch_dir("install") as path:
         assert path.parent != root  # a plain temporary directory instead
     assert planted.is_dir()  # and nothing there is touched
+
+
+def test_a_directory_being_set_up_when_its_command_was_killed_is_swept_at_once(
+    tmp: Path,
+) -> None:
+    """Killed between creating its directory and locking it, a command leaves ``.new-<pid>-*``:
+    the next command removes it as soon as that pid is gone, not an hour later; a live
+    command's (or one whose pid is not known) stays."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    root = scratch_root()
+    root.mkdir(mode=0o700)
+    dead = root / f".new-{gone.stdout.strip()}-abc123"
+    (dead / "staged").mkdir(parents=True)
+    (dead / ".lock").write_bytes(b"")  # created, its lock released by the kill
+    alive = root / f".new-{os.getpid()}-def456"
+    alive.mkdir()
+    unknown = root / ".new-ghi789"  # an older name without a pid: the hour still applies
+    unknown.mkdir()
+    with scratch_dir("install") as mine:
+        assert not dead.exists()
+        assert alive.is_dir()
+        assert unknown.is_dir()
+        assert mine.name.startswith(f"install-{os.getpid()}-")
+    assert sorted(p.name for p in root.iterdir()) == sorted([alive.name, unknown.name])

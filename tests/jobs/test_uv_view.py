@@ -46,3 +46,14 @@ def test_uv_environment_variables_add_indexes() -> None:
 )
 def test_other_commands_are_left_alone(argv: list[str]) -> None:
     assert parse_uv_command(argv, {}) is None
+
+
+def test_a_request_with_an_unreadable_version_is_left_to_uv() -> None:
+    """``x>1.999…`` (5,000 digits) parses as a requirement but no version compares with it (the
+    fuzz run's ``run -- uv pip install`` was an internal error): uv reports it, the others are
+    still looked into."""
+    huge = "x>1." + "9" * 5000
+    parsed = parse_uv_command(["uv", "pip", "install", "-f", "/wheels", huge, "depa"], {})
+    assert parsed is not None
+    assert [str(r) for r in parsed.requirements] == ["depa"]
+    assert parse_uv_command(["uv", "pip", "install", "--index-url", A, huge], {}) is None

@@ -21,6 +21,7 @@ import tomlkit
 from click.testing import CliRunner, Result
 
 from tests.worlds.pixi_workspace import ENVIRONMENTS, PixiWorkspace, make_workspace
+from tests.worlds.prefix import running_has
 from variant_bridge.cli import main as variant_bridge
 from variant_bridge.pixi_extension import main
 
@@ -286,6 +287,26 @@ def test_add_installs_and_records_both_environments(fresh: PixiWorkspace) -> Non
     assert result.exit_code == 0
     assert "the manifest already records this environment" in result.stderr
     assert fresh.manifest.read_text() == after
+
+
+def test_add_into_an_environment_without_python_refuses_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """``.pixi/envs/default`` exists but holds no Python (a workspace whose manifest lost it):
+    ``add`` refuses before installing or recording anything, and never installs into the
+    interpreter pixi-variant runs on."""
+    fresh = make_workspace(tmp_path, installed=())
+    (fresh.prefix("default") / "conda-meta").mkdir(parents=True)
+    manifest = fresh.manifest.read_bytes()
+    result = pixi_variant("add", "gpulib", "-f", str(fresh.wheels), cwd=fresh.subdir)
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: no interpreter to install into")
+    assert f"{fresh.prefix('default')} has no bin/python" in line
+    assert fresh.manifest.read_bytes() == manifest
+    assert sorted(p.name for p in fresh.prefix("default").rglob("*")) == ["conda-meta"]
+    assert not (fresh.root / "variant-wheels").exists()
+    assert not running_has("gpulib")
 
 
 def test_add_replacing_a_build_replaces_its_copy_and_offers_its_own_leftover_removal(

@@ -6,6 +6,7 @@ test_variantlib_loader.py; here the functions behind the plugin methods are call
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,42 @@ def test_failures_answer_nothing_with_one_line(
     assert len(err) == 1
     assert err[0].startswith("variant-bridge provider nvidia: ")
     assert reason in err[0]
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the x86_64 namespace")
+@pytest.mark.parametrize(
+    ("variable", "off", "on"),
+    [
+        ("CONDA_OVERRIDE_CUDA", "nvidia", "x86_64"),
+        ("NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION", "nvidia", "x86_64"),
+        ("CONDA_OVERRIDE_ARCHSPEC", "x86_64", "nvidia"),
+    ],
+)
+def test_an_invalid_override_switches_off_only_its_namespace_and_says_so(
+    view: BridgedView, variable: str, off: str, on: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``CONDA_OVERRIDE_CUDA=abc`` used to switch off every namespace, x86_64 included; now the
+    namespaces it does not speak for answer as if it were unset, and the one it does says why."""
+    environ = {**GPU, variable: "abc"}
+    assert view.supported_configs(on, environ=environ) != []
+    assert view.supported_configs(off, environ=environ) == []
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"variant-bridge provider {off}: {variable}='abc': expected ")
+    assert line.endswith(f"no {off} variant is supported, so the null or non-variant wheel wins")
+
+
+def test_an_invalid_variable_of_the_whole_environment_switches_off_every_namespace(
+    view: BridgedView, capsys: pytest.CaptureFixture[str]
+) -> None:
+    environ = {**GPU, "CONDA_OVERRIDE_GLIBC": "x"}
+    for namespace in ("nvidia", "x86_64"):
+        assert view.supported_configs(namespace, environ=environ) == []
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "variant-bridge provider nvidia",
+        "variant-bridge provider x86_64",
+    ]
+    assert all("CONDA_OVERRIDE_GLIBC='x'" in line for line in lines)
 
 
 def test_success_is_silent(capsys: pytest.CaptureFixture[str]) -> None:

@@ -216,3 +216,36 @@ def test_the_amd_gpu_binds_where_it_is_known_and_not_where_it_is_absent(
     records = rattler_solve([Channel(converted), conda], [spec, "python"], machine)
     gpulib = next(r for r in records if r.name.normalized == "gpulib")
     assert str(gpulib.build).rsplit("_", 1)[0] == chosen  # the build without its number
+
+
+def _corrupt_member(wheel: Path, suffix: str) -> None:
+    """Overwrite the start of the deflate stream of *wheel*'s member ending in *suffix* with
+    0xff bytes (a block of the reserved type): the zip directory stays intact, and reading the
+    member raises ``zlib.error``, which is no ``BadZipFile``."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        info = next(i for i in zf.infolist() if i.filename.endswith(suffix))
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+    raw = bytearray(wheel.read_bytes())
+    name_length = int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    raw[start : start + 4] = b"\xff" * 4
+    wheel.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("member", ["/RECORD", "/__init__.py"])  # read while opened, or written
+def test_a_member_whose_deflate_stream_is_corrupt_is_an_unreadable_wheel(
+    cli: Cli, tmp_path: Path, member: str
+) -> None:
+    """One line naming the wheel, nothing written (the fuzz run's flipped byte was an internal
+    error: ``zlib.error`` escaped)."""
+    wheel = make_wheel(tmp_path / "w", "app", "1.0")
+    _corrupt_member(wheel, member)
+    out = tmp_path / "out"
+    result = cli("convert", str(wheel), "-o", str(out), "--subdir", "linux-64")
+    assert result.exit_code == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {wheel}: not a readable wheel: Error -3 while decompressing")
+    assert not list(out.rglob("*.tar.bz2"))

@@ -22,6 +22,7 @@ __all__ = [
     "add_dist_info",
     "conda_python_package",
     "install_prefix",
+    "running_has",
     "site_packages",
     "solve",
     "variant_json",
@@ -116,3 +117,15 @@ def add_dist_info(
     record = [f"{dist_info.name}/{f},," for f in [*files, "RECORD"]]
     (dist_info / "RECORD").write_text("\n".join(record) + "\n", encoding="utf-8")
     return dist_info
+
+
+def running_has(name: str) -> bool:
+    """Whether the interpreter running the tests (variant-bridge's own) has *name* installed: a
+    write that went astray into it instead of the target (asked in a fresh process, so no
+    import cache answers)."""
+    import subprocess
+    import sys
+
+    probe = f"import importlib.metadata as m; m.distribution({name!r})"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False)
+    return found.returncode == 0

@@ -20,7 +20,7 @@ from typing import IO, Any
 import click
 
 from variant_bridge._version import __version__
-from variant_bridge.errors import VariantBridgeError
+from variant_bridge.errors import VariantBridgeError, clip, one_line
 
 __all__ = ["DEBUG_VARIABLE", "CliError", "main", "run"]
 
@@ -34,9 +34,9 @@ class CliError(click.ClickException):
     exit_code = 1
 
     def __init__(self, message: str) -> None:
-        # One line, always: multi-line library messages are joined so logs stay greppable.
-        lines = [line.strip() for line in message.splitlines() if line.strip()]
-        super().__init__("; ".join(lines) or "failed")
+        # One line, always: multi-line library messages are joined so logs stay greppable, and
+        # cut at errors.LINE_LIMIT characters.
+        super().__init__(one_line(message))
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"error: {self.format_message()}", file=file, err=file is None)
@@ -85,6 +85,11 @@ class _Group(click.Group):
             return super().invoke(ctx)
         # click's own control flow (usage errors, --help, Ctrl-C) keeps its meaning; Exit and
         # Abort derive from RuntimeError, so they must be let through before `Exception`.
+        except click.UsageError as e:
+            # click's own messages quote what was given whole ('xml' is not one of ...).
+            # Final in click's stubs; cut in place, so BadParameter keeps its "Invalid value for".
+            e.message = one_line(e.message)  # type: ignore[misc]
+            raise
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except VariantBridgeError as e:
@@ -102,7 +107,7 @@ class _Group(click.Group):
             if _debug():
                 raise
             raise CliError(
-                f"unexpected {type(e).__name__}: {e} "
+                f"unexpected {type(e).__name__}: {clip(str(e), limit=300)} "
                 f"(this is a bug in variant-bridge; set {DEBUG_VARIABLE}=1 for the traceback)"
             ) from e
 

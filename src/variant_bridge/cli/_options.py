@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar, cast
 import click
 
 from variant_bridge.environment import CUDA_POLICIES
-from variant_bridge.errors import ConflictingOptions
+from variant_bridge.errors import ConflictingOptions, quote
 from variant_bridge.jobs.specs import (
     INDEX_STRATEGIES,
     EnvironmentSpec,
@@ -276,7 +276,9 @@ def _check_cuda(ctx: click.Context, param: click.Parameter, given: str | None) -
     import re
 
     if given is not None and re.fullmatch(r"[1-9][0-9]?\.[0-9]{1,2}", given) is None:
-        raise click.BadParameter(f"{given!r}: expected a CUDA MAJOR.MINOR, e.g. 12.6", ctx, param)
+        raise click.BadParameter(
+            f"{quote(given)}: expected a CUDA MAJOR.MINOR, e.g. 12.6", ctx, param
+        )
     return given
 
 

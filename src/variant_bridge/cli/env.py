@@ -110,6 +110,10 @@ def run(
       variant-bridge run -- uv pip install torch --index-url https://download.pytorch.org/whl/variant
       variant-bridge run --prefix "$CONDA_PREFIX" -- uv pip install --dry-run mypkg
     """
+    if any("\0" in arg for arg in command):  # Popen's ValueError; a shell cannot pass one
+        raise click.BadParameter(
+            "an argument holds a NUL byte, which no program can receive", param_hint="CMD"
+        )
     settings = _settings(environment)
     if not fetch.quiet:
         _echo_notes(settings)

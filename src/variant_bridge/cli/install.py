@@ -115,7 +115,7 @@ def install(
         result = run_install(prepared, ctx, dry_run=dry_run)
         left = leftovers(prepared, result, ctx, every=remove_leftovers)
         if remove_leftovers and not dry_run:
-            left = remove(prepared, left)
+            left = remove(prepared, left, result)
         echo_notes(ctx.notes)
     if as_json:
         echo_json(_install_json(prepared, result, target, left))

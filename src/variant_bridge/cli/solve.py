@@ -18,6 +18,7 @@ from variant_bridge.cli._options import (
 )
 from variant_bridge.cli._output import echo_json, echo_notes, heading, json_option
 from variant_bridge.cli.index import release_json
+from variant_bridge.errors import quote
 
 if TYPE_CHECKING:
     from variant_bridge.environment import Environment
@@ -34,8 +35,8 @@ def _channel_dir(text: str) -> Path:
     path = url_to_path(text) if text.startswith("file:") else Path(text)
     if text.startswith(("http://", "https://")) or not path.is_dir():
         raise click.BadParameter(
-            f"{text!r}: expected a local channel directory (or its file:// URL); remote channels "
-            "are not read by py-rattler's wheel-aware solve",
+            f"{quote(text)}: expected a local channel directory (or its file:// URL); remote "
+            "channels are not read by py-rattler's wheel-aware solve",
             param_hint="--channel",
         )
     return path.absolute()

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from conda.exceptions import CondaError
 
-from variant_bridge.errors import VariantBridgeError
+from variant_bridge.errors import VariantBridgeError, clip
+from variant_bridge.errors import one_line as joined
 
 __all__ = ["CondaVariantError", "conda_errors", "one_line"]
 
@@ -23,9 +24,9 @@ class CondaVariantError(CondaError):  # type: ignore[misc]  # conda is untyped
 
 
 def one_line(message: str) -> str:
-    """A multi-line library message joined into one line, as the CLI shows it."""
-    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
-    return "; ".join(lines) or "failed"
+    """A multi-line library message joined into one line, cut as the CLI cuts it
+    (:func:`variant_bridge.errors.one_line`)."""
+    return joined(message)
 
 
 @contextlib.contextmanager
@@ -46,5 +47,6 @@ def conda_errors(doing: str) -> Iterator[None]:
         raise CondaVariantError(f"{doing}: {e.strerror or e}{where}") from e
     except Exception as e:
         raise CondaVariantError(
-            f"{doing}: unexpected {type(e).__name__}: {e} (this is a bug in variant-bridge)"
+            f"{doing}: unexpected {type(e).__name__}: {clip(str(e), limit=300)} (this is a bug "
+            "in variant-bridge)"
         ) from e

@@ -22,9 +22,27 @@ COMPLETED = frozenset({"__cuda_arch", "__amdgpu", "__amdgpu_arch"})
 
 
 def supplied(records: Iterable[Any]) -> tuple[VirtualPackage, ...]:
-    """conda's virtual-package records (``name``, ``version``, ``build``) as the bridge's facts."""
+    """conda's virtual-package records (``name``, ``version``, ``build``) as the bridge's facts.
+
+    :raises InvalidTarget: a version that is no version of its kind (``CONDA_OVERRIDE_CUDA`` or
+        ``override_virtual_packages`` set to ``abc`` or a 5,000-digit number): one line naming
+        it, as ``-t cuda=abc`` is refused.
+    """
+    from variant_bridge.errors import InvalidTarget, quote
+    from variant_bridge.virtual_packages import VERSION_SHAPES
+
     conda = Source.supplied("conda")
-    return tuple(VirtualPackage(r.name, str(r.version), str(r.build), conda) for r in records)
+    facts: list[VirtualPackage] = []
+    for record in records:
+        version = str(record.version)
+        shape = VERSION_SHAPES.get(record.name)
+        if shape is not None and not shape.matches(version):
+            raise InvalidTarget(
+                f"conda's virtual package {record.name}={quote(version)}: expected "
+                f"{shape.expected} (check CONDA_OVERRIDE_* and override_virtual_packages)"
+            )
+        facts.append(VirtualPackage(record.name, version, str(record.build), conda))
+    return tuple(facts)
 
 
 def _records(manager: Any) -> tuple[Any, ...]:

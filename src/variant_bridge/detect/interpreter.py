@@ -164,7 +164,8 @@ def resolve_target_python(
 
     :param python: ``--python``: a version (``3.12``) or an interpreter (path or name on PATH);
         ``None``: the prefix's python when it has one (or the version a lock file pins), else the
-        running interpreter.
+        running interpreter. A *prefix* without an interpreter gives a target without one
+        (``executable`` ``None``), never the running interpreter: nothing installs into it.
     :raises InvalidTarget: *python* is neither a version nor a runnable interpreter, or the
         environment's Python version is not one.
     """
@@ -185,13 +186,14 @@ def resolve_target_python(
             return TargetPython.parse(
                 version, executable=str(interpreter), source=PythonSource.PREFIX
             )
+        # Never the running interpreter: the wheels belong in the prefix's, or nowhere. They can
+        # still be chosen (for the prefix's Python, else the running one's version); installing
+        # needs --python.
+        there = Path(prefix).is_dir()
+        missing = f"{prefix} {'has no bin/python' if there else 'does not exist'}"
         if env.python is not None:
-            # Wheels can still be chosen for the prefix's Python; installing needs --python.
-            return TargetPython.parse(
-                env.python,
-                source=PythonSource.ENVIRONMENT,
-                origin=f"{prefix} has no bin/python",
-            )
+            return TargetPython.parse(env.python, source=PythonSource.ENVIRONMENT, origin=missing)
+        return replace(running_python(), executable=None, origin=f"{missing}; the running version")
     if env.python is not None:
         return TargetPython.parse(env.python, source=PythonSource.ENVIRONMENT, origin=env.origin)
     return running_python()

@@ -7,6 +7,7 @@ platform alias such as ``cuda``) or, failing that, by its conda subdir when that
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,28 +20,49 @@ from variant_bridge.environment import CondaRecord, PythonDistribution, Source, 
 from variant_bridge.errors import (
     DetectionError,
     InvalidWheelFilename,
+    NotRegularFileError,
     VariantBridgeError,
     clip,
     quote,
 )
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes.local import MAX_LOCAL_DOCUMENT, check_regular
 from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
 
-__all__ = ["LockedEnvironment", "pixi_environment_prefix", "read_lockfile"]
+__all__ = ["LockedEnvironment", "check_lock", "pixi_environment_prefix", "read_lockfile"]
 
 DEFAULT_ENVIRONMENT = "default"
 
 
 def pixi_environment_prefix(
-    lockfile: str | os.PathLike[str], environment: str | None = None
+    lockfile: str | os.PathLike[str], environment: str | None = None, *, installed: bool = True
 ) -> Path | None:
     """The environment pixi installed from *lockfile*: ``.pixi/envs/<environment>`` beside it
-    (``default`` when *environment* is ``None``), when that directory exists; else ``None``."""
+    (``default`` when *environment* is ``None``), when that directory exists; else ``None``.
+
+    :param installed: ``False``: where pixi installs it, whether or not it did (``None`` only
+        for a name that is no directory name).
+    """
     name = environment or DEFAULT_ENVIRONMENT
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         return None
     prefix = Path(lockfile).absolute().parent / ".pixi" / "envs" / name
-    return prefix if prefix.is_dir() else None
+    return prefix if not installed or prefix.is_dir() else None
+
+
+def check_lock(path: Path) -> None:
+    """Refuse *path* unless it is a regular file within :data:`MAX_LOCAL_DOCUMENT`, before
+    rattler opens it (a FIFO would block rattler's read forever, ``/dev/zero`` never ends).
+
+    :raises DetectionError: one line naming it (``…/pixi.lock: a FIFO, not a regular file``).
+    """
+    try:
+        check_regular(path, max_bytes=MAX_LOCAL_DOCUMENT)
+    except NotRegularFileError as e:
+        raise DetectionError(str(e)) from e
+    except OSError as e:  # missing, too large, a name too long
+        what = "no such file" if e.errno == errno.ENOENT else e.strerror or str(e)
+        raise DetectionError(f"{clip(str(path))}: {what}") from e
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +106,7 @@ def read_lockfile(
     import rattler
 
     lock_path = Path(path)
-    try:
-        what = (
-            None if lock_path.is_file() else "not a file" if lock_path.exists() else "no such file"
-        )
-    except OSError as e:  # a name too long: is_file() does not hide that
-        what = f"cannot read: {e.strerror or e}"
-    if what is not None:
-        raise DetectionError(f"{clip(str(lock_path))}: {what}")
+    check_lock(lock_path)
     try:
         lock = rattler.LockFile.from_path(lock_path)
     except (KeyboardInterrupt, SystemExit):

@@ -23,9 +23,15 @@ from typing import TYPE_CHECKING, Any
 from variant_bridge._json import loads
 from variant_bridge._patterns import Lazy
 from variant_bridge._values import value
-from variant_bridge.detect._files import read_header, read_regular
 from variant_bridge.environment import CondaRecord, PythonDistribution, Source, Toolkit
-from variant_bridge.errors import DetectionError, InvalidMetadata, NotRegularFileError, clip
+from variant_bridge.errors import (
+    DetectionError,
+    InvalidMetadata,
+    NotRegularFileError,
+    clip,
+    quote,
+)
+from variant_bridge.indexes.local import read_header, read_regular
 from variant_bridge.mappings import load_tables
 from variant_bridge.virtual_packages import TOOLKIT_SHAPE
 
@@ -175,7 +181,7 @@ def check_toolkit_version(record: CondaRecord, where: str) -> None:
         record.version
     ):
         raise DetectionError(
-            f"{where}: {record.name} {record.version!r} is not {TOOLKIT_SHAPE.expected}; the "
+            f"{where}: {record.name} {quote(record.version)} is not {TOOLKIT_SHAPE.expected}; the "
             "solved toolkit cannot be read"
         )
 
@@ -188,7 +194,7 @@ def _read_bytes(path: Path) -> bytes:
     try:
         return read_regular(path)
     except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+        raise DetectionError(_cannot_read(path, e)) from e
 
 
 def _read_optional(path: Path, *, header: bool = False) -> bytes | None:
@@ -199,11 +205,23 @@ def _read_optional(path: Path, *, header: bool = False) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise DetectionError(f"{path}: cannot read: {e.strerror or e}") from e
+        raise DetectionError(_cannot_read(path, e)) from e
+
+
+def _cannot_read(path: Path, error: OSError) -> str:
+    """``…/METADATA: a FIFO, not a regular file`` (as every command says it), or
+    ``…: cannot read: Permission denied``."""
+    if isinstance(error, NotRegularFileError):
+        return str(error)
+    return f"{path}: cannot read: {error.strerror or error}"
 
 
 def _load_json(raw: bytes, path: Path) -> Any:
     return loads(raw, source=str(path), error=DetectionError)
+
+
+MAX_BUILD_STRING = 64
+"""CEP 26's longest build string (rattler's ``BuildString`` refuses a longer one)."""
 
 
 def _record(obj: Any, path: Path) -> CondaRecord:
@@ -214,9 +232,17 @@ def _record(obj: Any, path: Path) -> CondaRecord:
     name = _string(obj, "name", path, required=True)
     version = _string(obj, "version", path, required=True)
     build = _string(obj, "build", path, required=True)
+    assert build is not None
+    if len(build) > MAX_BUILD_STRING:  # rattler refuses it wherever a record is built
+        raise DetectionError(
+            f"{path}: 'build' {quote(build)} is longer than the {MAX_BUILD_STRING} characters "
+            "a conda build string may have (CEP 26)"
+        )
     build_number = obj.get("build_number", 0)
     if not isinstance(build_number, int) or isinstance(build_number, bool):
-        raise DetectionError(f"{path}: 'build_number' must be an integer, got {build_number!r}")
+        raise DetectionError(
+            f"{path}: 'build_number' must be an integer, got {clip(repr(build_number))}"
+        )
     requested = _strings(obj, "requested_specs", path)
     # conda writes the singular `requested_spec` (one string); rattler/pixi the list.
     single = _string(obj, "requested_spec", path)
@@ -224,7 +250,6 @@ def _record(obj: Any, path: Path) -> CondaRecord:
         requested = (*requested, single)
     assert name is not None
     assert version is not None
-    assert build is not None
     return CondaRecord(
         name=name,
         version=version,
@@ -246,7 +271,7 @@ def _string(obj: dict[str, Any], key: str, path: Path, *, required: bool = False
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value):
-        got = "nothing" if value is None else repr(value)
+        got = "nothing" if value is None else clip(repr(value))
         raise DetectionError(f"{path}: {key!r} must be a non-empty string, got {got}")
     return value
 
@@ -256,7 +281,7 @@ def _strings(obj: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DetectionError(f"{path}: {key!r} must be a list of strings, got {value!r}")
+        raise DetectionError(f"{path}: {key!r} must be a list of strings, got {clip(repr(value))}")
     return tuple(value)
 
 

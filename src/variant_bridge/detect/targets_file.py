@@ -20,8 +20,10 @@ which ``select``, ``export`` and ``solve --lockfile`` take one by one.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,8 @@ from typing import Any
 from variant_bridge._values import value
 from variant_bridge.detect.facts import parse_targets, target_keys
 from variant_bridge.environment import Environment
-from variant_bridge.errors import InvalidTarget, quote
+from variant_bridge.errors import InvalidTarget, NotRegularFileError, quote
+from variant_bridge.indexes.local import read_regular
 from variant_bridge.mappings import load_tables
 from variant_bridge.virtual_packages import impossible_toolkit
 
@@ -110,17 +113,23 @@ def _load(path: Path, where: str) -> object:
     import yaml  # lazy: only a command given a targets file reads YAML
 
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        data = read_regular(path, max_bytes=MAX_BYTES)
+    except NotRegularFileError as e:  # a FIFO would block the read forever
+        raise InvalidTarget(f"{e}; not a targets file") from e
     except OSError as e:
+        if e.errno == errno.EFBIG:
+            raise InvalidTarget(
+                f"{where}: larger than {MAX_BYTES} bytes; not a targets file"
+            ) from e
         raise InvalidTarget(f"{where}: cannot read the targets file: {e.strerror or e}") from e
-    if len(data) > MAX_BYTES:
-        raise InvalidTarget(f"{where}: larger than {MAX_BYTES} bytes; not a targets file")
     try:
         return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError, UnicodeDecodeError) as e:
         detail = " ".join(str(e).split())[:200]
         raise InvalidTarget(f"{where}: not valid YAML: {detail}") from e
+    except ValueError as e:  # an integer past int()'s digits: PyYAML's int() of it
+        limit = sys.get_int_max_str_digits()
+        raise InvalidTarget(f"{where}: not valid YAML: a number longer than {limit} digits") from e
 
 
 def _node_class(where: str, name: object, facts: object) -> NodeClass:

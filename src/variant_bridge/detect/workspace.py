@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from variant_bridge.environment import Source, VirtualPackage
-from variant_bridge.errors import DetectionError, clip, quote
+from variant_bridge.errors import DetectionError, NotRegularFileError, clip, quote
+from variant_bridge.indexes.local import check_regular, read_text
+from variant_bridge.virtual_packages import VERSION_SHAPES
 
 __all__ = [
     "DEFAULT_ENVIRONMENT",
@@ -127,14 +129,19 @@ class WorkspaceEnvironment:
         highest of each, as pixi solves for all of them."""
         found: dict[str, str] = {}
         data = self.workspace.data
-        tables: list[object] = [] if self.workspace.no_default_feature(self.name) else [data]
+        manifest = self.workspace.manifest
+        tables: list[tuple[object, str]] = (
+            [] if self.workspace.no_default_feature(self.name) else [(data, "")]
+        )
         features = data.get("feature")
         if isinstance(features, Mapping):
-            tables += [features.get(f) for f in self.features]
-        for table in tables:
+            tables += [(features.get(f), f"feature.{f}.") for f in self.features]
+        for table, prefix in tables:
             if isinstance(table, Mapping):
-                _system_requirements(table.get("system-requirements"), found)
-        _rich_platform(self.workspace.platform_entry(platform), found)
+                where = f"{manifest}: [{prefix}system-requirements]"
+                _system_requirements(table.get("system-requirements"), found, where)
+        where = f"{manifest}: the platform entry {platform!r}"
+        _rich_platform(self.workspace.platform_entry(platform), found, where)
         return tuple(
             VirtualPackage(name, version, "0", PIXI_SOURCE) for name, version in found.items()
         )
@@ -184,8 +191,11 @@ class Workspace:
 
         :raises DetectionError: the lock cannot be read.
         """
-        if not self.lockfile.is_file():
+        if not _regular(self.lockfile):
             return ()
+        from variant_bridge.detect.lockfile import check_lock
+
+        check_lock(self.lockfile)
         import rattler
 
         try:
@@ -269,11 +279,22 @@ def _version(value: object) -> str | None:
     return text or None
 
 
-def _raise(found: dict[str, str], name: str, value: object) -> None:
-    """Keep the highest declaration of *name* (pixi solves for all of them)."""
+def _raise(found: dict[str, str], name: str, value: object, where: str) -> None:
+    """Keep the highest declaration of *name* (pixi solves for all of them).
+
+    :param where: the manifest and key, for the error.
+    :raises WorkspaceError: the value is no version of *name*'s shape (``cuda = "abc"``, or a
+        5,000-digit number): pixi refuses such a manifest too.
+    """
     version = _version(value)
     if version is None:
         return
+    shape = VERSION_SHAPES.get(name)
+    if shape is not None and not shape.matches(version):
+        raise WorkspaceError(
+            WorkspaceProblem.BAD_MANIFEST,
+            f"{where} declares {name} {quote(version)}: expected {shape.expected}",
+        )
     current = found.get(name)
     if current is None or _key(version) > _key(current):
         found[name] = version
@@ -286,28 +307,28 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def _system_requirements(table: object, found: dict[str, str]) -> None:
+def _system_requirements(table: object, found: dict[str, str], where: str) -> None:
     if not isinstance(table, Mapping):
         return
-    _raise(found, "__cuda", table.get("cuda"))
+    _raise(found, "__cuda", table.get("cuda"), where)
     libc = table.get("libc")
     if isinstance(libc, Mapping):
         if str(libc.get("family", "glibc")).lower() == "glibc":
-            _raise(found, "__glibc", libc.get("version"))
+            _raise(found, "__glibc", libc.get("version"), where)
     else:
-        _raise(found, "__glibc", libc)
+        _raise(found, "__glibc", libc, where)
 
 
-def _rich_platform(entry: Mapping[str, Any] | None, found: dict[str, str]) -> None:
+def _rich_platform(entry: Mapping[str, Any] | None, found: dict[str, str], where: str) -> None:
     if entry is None:
         return
     cuda = entry.get("cuda")
     if isinstance(cuda, Mapping):
-        _raise(found, "__cuda", cuda.get("driver"))
-        _raise(found, "__cuda_arch", cuda.get("arch"))
+        _raise(found, "__cuda", cuda.get("driver"), where)
+        _raise(found, "__cuda_arch", cuda.get("arch"), where)
     else:
-        _raise(found, "__cuda", cuda)
-    _raise(found, "__glibc", entry.get("glibc"))
+        _raise(found, "__cuda", cuda, where)
+    _raise(found, "__glibc", entry.get("glibc"), where)
 
 
 # -- finding the workspace ------------------------------------------------------------------
@@ -354,7 +375,7 @@ def _explicit(path: Path, by: str) -> Workspace:
                 "in that folder",
             )
         return Workspace(found.manifest, found.data, by)
-    if not path.is_file():
+    if not _regular(path):
         raise WorkspaceError(WorkspaceProblem.NOT_FOUND, f"{by} {clip(str(path))}: no such file")
     data = _pixi_tables(path)
     if data is None or not _is_workspace(data):
@@ -371,9 +392,9 @@ def _in_folder(directory: Path, *, search: bool) -> Workspace | None:
     ``pixi.toml`` without a workspace is a package's manifest, and pixi then reads nothing
     else in that folder), else its ``pyproject.toml`` if that has ``[tool.pixi]``."""
     path = directory / "pixi.toml"
-    if not path.is_file():
+    if not _regular(path):
         path = directory / "pyproject.toml"
-        if not path.is_file() or "[tool.pixi" not in _text(path):  # pixi's own cheap check
+        if not _regular(path) or "[tool.pixi" not in _text(path):  # pixi's own cheap check
             return None
     data = _pixi_tables(path)
     if data is None or not _is_workspace(data):
@@ -387,13 +408,31 @@ def _is_workspace(data: Mapping[str, Any]) -> bool:
     return "package" not in data  # [tool.pixi] of a pyproject.toml without a package section
 
 
+MAX_MANIFEST = 64 * 1024 * 1024
+"""The largest pixi manifest read (a real one is a few KB)."""
+
+
+def _regular(path: Path) -> bool:
+    """Whether the manifest or lock *path* is there (a regular file).
+
+    :raises WorkspaceError: it is there but a FIFO, a device or a directory (reading it would
+        block or never end).
+    """
+    try:
+        check_regular(path)
+    except NotRegularFileError as e:
+        raise WorkspaceError(WorkspaceProblem.BAD_MANIFEST, str(e)) from e
+    except OSError:
+        return False  # missing (or unreadable: said when it is read)
+    return True
+
+
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path, max_bytes=MAX_MANIFEST)
     except (OSError, UnicodeDecodeError) as e:
-        raise WorkspaceError(
-            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: cannot read: {e}"
-        ) from e
+        said = str(e) if isinstance(e, NotRegularFileError) else f"cannot read: {e}"
+        raise WorkspaceError(WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: {said}") from e
 
 
 def _pixi_tables(path: Path) -> Mapping[str, Any] | None:
@@ -406,9 +445,10 @@ def _pixi_tables(path: Path) -> Mapping[str, Any] | None:
 
     try:
         data: Mapping[str, Any] = tomlkit.parse(_text(path)).unwrap()
-    except TOMLKitError as e:
+    except (TOMLKitError, RecursionError, ValueError) as e:  # nesting, 5,000-digit numbers
+        reason = "nested too deeply" if isinstance(e, RecursionError) else clip(str(e), limit=200)
         raise WorkspaceError(
-            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: not valid TOML ({e})"
+            WorkspaceProblem.BAD_MANIFEST, f"{clip(str(path))}: not valid TOML ({reason})"
         ) from e
     if path.name != "pyproject.toml":
         return data

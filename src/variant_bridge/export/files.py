@@ -12,6 +12,7 @@ from pathlib import Path
 from variant_bridge.errors import ExportError, NotRegularFileError
 from variant_bridge.export._atomic import AfterChunk, regular_target, write_atomic
 from variant_bridge.export.model import ExportModel
+from variant_bridge.indexes.local import MAX_LOCAL_DOCUMENT, read_text
 
 __all__ = [
     "UpdateResult",
@@ -96,7 +97,9 @@ def read_manifest(path: str | os.PathLike[str]) -> str:
     except NotRegularFileError as e:
         raise ExportError(_not_regular(path, e)) from e
     try:
-        text = target.read_text(encoding="utf-8")
+        text = read_text(target, max_bytes=MAX_LOCAL_DOCUMENT)
+    except NotRegularFileError as e:
+        raise ExportError(_not_regular(path, e)) from e
     except FileNotFoundError as e:
         raise ExportError(
             f"{str(target)!r} does not exist; --update edits an existing pixi.toml or "

@@ -14,7 +14,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from variant_bridge.errors import DetectionError
+from variant_bridge.errors import DetectionError, NotRegularFileError
+from variant_bridge.indexes.local import read_regular
 
 __all__ = [
     "History",
@@ -100,9 +101,11 @@ def read_history(prefix: str | os.PathLike[str]) -> History | None:
     """
     path = Path(prefix) / "conda-meta" / "history"
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return None
+    except NotRegularFileError as e:  # a FIFO would block the read forever
+        raise DetectionError(str(e)) from e
     except OSError as e:
         raise DetectionError(f"cannot read {str(path)!r}: {e.strerror or e}") from e
     try:

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._json import loads
-from variant_bridge.detect._files import read_regular
 from variant_bridge.environment import Environment, PythonDistribution
 from variant_bridge.errors import DetectionError, ExportError, SelectionError, VariantBridgeError
 from variant_bridge.export.model import filename_label
@@ -31,7 +30,9 @@ from variant_bridge.indexes import (
     file_sha256,
     url_to_path,
 )
+from variant_bridge.indexes.archive import UNREADABLE
 from variant_bridge.indexes.installable import decided_metadata
+from variant_bridge.indexes.local import read_regular, read_text
 from variant_bridge.indexes.variant_files import read_copy_variant, read_wheel_variant_metadata
 from variant_bridge.markers import VariantValues
 from variant_bridge.properties import VariantDescription
@@ -159,7 +160,7 @@ def _record_hashes(text: str) -> dict[str, str]:
 
 def _installed_record(dist_info: Path) -> dict[str, str] | None:
     try:
-        return _record_hashes((dist_info / "RECORD").read_text(encoding="utf-8"))
+        return _record_hashes(read_text(dist_info / "RECORD"))  # a FIFO: refused, not read
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -192,7 +193,7 @@ def _installed_copy_of(path: Path, wheel: _Wheel, dist_info: Path | None) -> boo
     try:
         decided = decided_metadata(path, VariantValues.of(wheel.dist.variant))
         return decided is not None and decided == (Path(dist_info or "") / "METADATA").read_bytes()
-    except (VariantBridgeError, OSError, zipfile.BadZipFile, UnicodeDecodeError):
+    except (VariantBridgeError, *UNREADABLE, UnicodeDecodeError):
         return False
 
 
@@ -447,7 +448,7 @@ def _lookup(
         if version not in listing.versions(spec, tags=None):
             return None
         files = listing.files(version, spec, downloads=places.downloads, tags=None)
-    except (InvalidVersion, SelectionError):
+    except (ValueError, SelectionError):  # InvalidVersion, or a number past int()'s 4300 digits
         return None
     installed = _installed_record(dist_info) if dist_info is not None else None
     unverified: list[tuple[str, str | None, str]] = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import zipfile
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -38,6 +37,7 @@ from variant_bridge.export.model import (
 )
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import Candidate, Downloads, file_sha256, url_to_path
+from variant_bridge.indexes.archive import UNREADABLE
 from variant_bridge.indexes.installable import decided_metadata, write_with_metadata
 from variant_bridge.markers import VariantValues
 from variant_bridge.properties import VariantDescription, VariantProperty
@@ -137,7 +137,7 @@ def _decided_metadata(requirement: PipRequirement, source: Path, wheel: str) -> 
         return decided_metadata(source, _values(requirement))
     except VariantBridgeError as e:
         raise ExportError(f"cannot copy {wheel}: {e}") from e
-    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as e:
+    except (*UNREADABLE, UnicodeDecodeError) as e:
         raise ExportError(f"cannot copy {wheel}: {source} is not a readable wheel ({e})") from e
 
 
@@ -179,7 +179,7 @@ def _write_decided(
         if isinstance(e, ExportError):
             raise
         raise ExportError(f"cannot copy {wheel}: {e}") from e
-    except (zipfile.BadZipFile, OSError) as e:
+    except UNREADABLE as e:
         raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e}") from e
     finally:
         partial.unlink(missing_ok=True)

@@ -27,6 +27,7 @@ from variant_bridge.errors import InvalidWheelFilename, SelectionError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind, Skipped
 from variant_bridge.indexes.findlinks import read_local_wheel
+from variant_bridge.markers import unreadable_version
 
 __all__ = [
     "VARIANTS_JSON_SUFFIX",
@@ -110,6 +111,8 @@ def _requires_python_excludes(requires_python: str | None, python: Version) -> b
         spec = SpecifierSet(requires_python)
     except InvalidSpecifier:
         return False  # pip and uv ignore an invalid requires-python rather than the file
+    if unreadable_version(spec) is not None:  # a 5,000-digit version: invalid, likewise
+        return False
     return not spec.contains(python, prereleases=True)
 
 

@@ -20,15 +20,18 @@ import io
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from variant_bridge._values import value
 from variant_bridge.errors import UnsafeArchive, clip, quote
+from variant_bridge.indexes.local import open_zip
 
 __all__ = [
     "LIMITS",
+    "UNREADABLE",
     "ArchiveLimits",
     "EntryPoint",
     "WheelArchive",
@@ -37,6 +40,10 @@ __all__ = [
     "link_target",
     "member_path",
 ]
+
+UNREADABLE = (OSError, zipfile.BadZipFile, zlib.error, EOFError)
+"""What reading a damaged zip raises: a bad directory, a member whose deflate stream is corrupt
+(``zlib.error``, which is none of the others), a file cut short."""
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE_RE = re.compile(r"[A-Za-z]:")
@@ -192,7 +199,7 @@ class WheelArchive:
         self.path = Path(path)
         self.limits = limits
         self.name = self.path.name
-        self._zip = zipfile.ZipFile(self.path)
+        self._zip = open_zip(self.path)  # a FIFO: refused, not waited on
         try:
             self.files, self.dist_info = self._check_members()
             self.entry_points = self._check_texts()
@@ -296,5 +303,5 @@ def check_wheel_archive(path: str | Path, *, limits: ArchiveLimits = LIMITS) -> 
     try:
         with WheelArchive(path, limits=limits):
             pass
-    except (OSError, zipfile.BadZipFile, EOFError) as e:
+    except UNREADABLE as e:
         raise UnsafeArchive(f"{clip(Path(path).name)}: not a readable wheel ({e}): refused") from e

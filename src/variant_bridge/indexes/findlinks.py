@@ -22,6 +22,7 @@ from variant_bridge.errors import IndexReadError
 from variant_bridge.indexes._headers import Headers
 from variant_bridge.indexes.candidates import IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import fetch, url_to_path
+from variant_bridge.indexes.local import open_zip
 from variant_bridge.indexes.members import MAX_MEMBER, MemberTooLarge
 from variant_bridge.indexes.simple import parse_links_page
 from variant_bridge.indexes.transport import Transport
@@ -74,7 +75,7 @@ def wheel_requires_python(path: Path) -> str | None:
     :raises MemberTooLarge: its ``METADATA`` is too large (with its size).
     """
     try:
-        with zipfile.ZipFile(path) as zf:
+        with open_zip(path) as zf:  # a FIFO: refused, not waited on
             infos = [
                 i
                 for i in zf.infolist()

@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from variant_bridge._values import value
 from variant_bridge.errors import InvalidMetadata
+from variant_bridge.indexes.local import open_zip
 from variant_bridge.metadata._fields import q_list
 
 __all__ = [
@@ -140,7 +141,7 @@ def local_members(
     :raises InvalidMetadata: naming the wheel: not a readable zip.
     """
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_zip(path) as archive:  # a FIFO: refused, not waited on
             files, too_large = read_members(archive)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as e:
         raise InvalidMetadata(f"{path}: not a readable wheel (zip) file: {e}") from e

@@ -5,8 +5,10 @@ forever. Each scratch directory here lives under one per-user root (``$TMPDIR/va
 <uid>``, mode 0700, refused unless it is a real directory owned by the user) and holds a lock
 file its command keeps locked (``flock``) while it runs. The lock dies with the process, so the
 next command removes every directory whose lock it can take: the leftovers of killed commands,
-never a running command's. Where ``fcntl`` is missing (Windows) or the root is unusable, a plain
-temporary directory is used (removed at exit, not swept).
+never a running command's. A directory is made as ``.new-<pid>-...`` and renamed once its lock
+is held: one left by a command killed in between is removed as soon as that pid is gone. Where
+``fcntl`` is missing (Windows) or the root is unusable, a plain temporary directory is used
+(removed at exit, not swept).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ __all__ = ["scratch_dir", "scratch_root", "sweep"]
 
 _LOCK = ".lock"
 _NEW = ".new-"
+"""A directory being set up, ``.new-<pid>-<random>``: renamed to its final name once locked."""
 _ABANDONED_NEW_S = 3600
-"""A directory still being set up (no lock yet) this old was abandoned."""
+"""A directory still being set up (no lock yet) this old was abandoned, whoever made it."""
+_ATTEMPTS = 5
 
 
 def scratch_root() -> Path:
@@ -59,6 +63,53 @@ def _try_lock(path: Path) -> int | None:
     return fd
 
 
+def _abandoned(entry: Path) -> bool:
+    """Whether the directory *entry*, still being set up (``.new-<pid>-...``), was abandoned: the
+    process named by its pid is gone (killed between creating and locking it), or it is older
+    than an hour (a pid reused since, a name without a pid)."""
+    pid = entry.name.removeprefix(_NEW).partition("-")[0]
+    if pid.isdigit() and len(pid) < 10 and not _running(int(pid)):
+        return True
+    try:
+        return time.time() - entry.stat().st_mtime > _ABANDONED_NEW_S
+    except OSError:
+        return False
+
+
+def _running(pid: int) -> bool:
+    """Whether a process *pid* exists (a zombie counts: its parent has not reaped it yet)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's (EPERM): it exists
+        return True
+    return True
+
+
+def _new_dir(root: Path, kind: str) -> tuple[Path, int] | None:
+    """A fresh directory under *root* named for *kind* and this process, with its lock held
+    (``None`` when none could be made: another command's sweep kept removing it)."""
+    for _ in range(_ATTEMPTS):
+        new = Path(tempfile.mkdtemp(prefix=f"{_NEW}{os.getpid()}-", dir=root))
+        try:
+            fd = _try_lock(new / _LOCK)
+        except FileNotFoundError:  # swept meanwhile (by a command that saw our pid as gone)
+            continue
+        if fd is None:
+            continue
+        final = root / f"{kind}-{os.getpid()}-{new.name.rpartition('-')[2]}"
+        try:
+            new.rename(final)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        return final, fd
+    return None
+
+
 def sweep(root: Path) -> list[Path]:
     """Remove the scratch directories under *root* left by commands that no longer run.
 
@@ -73,10 +124,9 @@ def sweep(root: Path) -> list[Path]:
         if entry.is_symlink() or not entry.is_dir():
             continue
         if entry.name.startswith(_NEW):
-            with contextlib.suppress(OSError):
-                if time.time() - entry.stat().st_mtime > _ABANDONED_NEW_S:
-                    shutil.rmtree(entry, ignore_errors=True)
-                    removed.append(entry)
+            if _abandoned(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
             continue
         try:
             fd = _try_lock(entry / _LOCK)
@@ -111,13 +161,14 @@ def scratch_dir(kind: str) -> Iterator[Path]:
             yield Path(plain)
         return
     sweep(root)
-    new = Path(tempfile.mkdtemp(prefix=_NEW, dir=root))
-    fd = _try_lock(new / _LOCK)
-    assert fd is not None  # nobody else knows this directory yet
-    final = root / f"{kind}-{os.getpid()}-{new.name.removeprefix(_NEW)}"
+    made = _new_dir(root, kind)
+    if made is None:
+        with tempfile.TemporaryDirectory(prefix=f"variant-bridge-{kind}-") as plain:
+            yield Path(plain)
+        return
+    final, fd = made
     try:
-        new.rename(final)
         yield final
     finally:
-        shutil.rmtree(final if final.exists() else new, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
         os.close(fd)

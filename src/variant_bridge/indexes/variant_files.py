@@ -11,16 +11,18 @@ downloaded only from a server that cannot serve ranges
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from variant_bridge.errors import HashMismatch, IndexReadError, InvalidMetadata
+from variant_bridge.errors import HashMismatch, IndexReadError, InvalidMetadata, NotRegularFileError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.candidates import Candidate, IndexFile, Problem, ProblemKind
 from variant_bridge.indexes.download import Downloads, fetch
+from variant_bridge.indexes.local import read_regular
 from variant_bridge.indexes.members import VARIANT_JSON, WheelMembers, local_members
 from variant_bridge.indexes.transport import MAX_DOCUMENT, Transport
 from variant_bridge.metadata import (
@@ -105,13 +107,15 @@ def read_copy_variant(wheel: str | os.PathLike[str]) -> VariantDescription | Non
 def _body(file: IndexFile, transport: Transport) -> bytes:
     if file.path is not None:
         try:
-            with open(file.path, "rb") as f:
-                data = f.read(MAX_VARIANTS_JSON + 1)
+            return read_regular(file.path, max_bytes=MAX_VARIANTS_JSON)
+        except NotRegularFileError as e:  # a FIFO would block the read forever
+            raise IndexReadError(str(e)) from e
         except OSError as e:
+            if e.errno == errno.EFBIG:
+                raise IndexReadError(
+                    f"{file.path} is larger than {MAX_VARIANTS_JSON} bytes: refused"
+                ) from e
             raise IndexReadError(f"cannot read {file.path}: {e.strerror}") from e
-        if len(data) > MAX_VARIANTS_JSON:
-            raise IndexReadError(f"{file.path} is larger than {MAX_VARIANTS_JSON} bytes: refused")
-        return data
     response = fetch(file.url, max_bytes=MAX_VARIANTS_JSON, transport=transport)
     assert response is not None  # fetch returns None only when not_found_ok
     actual = hashlib.sha256(response.body).hexdigest()

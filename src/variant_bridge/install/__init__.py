@@ -132,7 +132,8 @@ def plan_install(
     """
     if python.executable is None:
         raise InstallError(
-            f"no interpreter to install into (target is {python}): pass --python PATH"
+            f"no interpreter to install into (target is {python}): nothing was installed; "
+            "pass --python PATH"
         )
     if platform is not None:
         host = host_subdir()

@@ -22,6 +22,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from variant_bridge.indexes import Candidate
+from variant_bridge.indexes.local import read_text
 
 __all__ = ["record_origin", "write_atomically"]
 
@@ -68,8 +69,8 @@ def record_origin(site_packages: tuple[Path, ...], candidate: Candidate, sha256:
         + b"\n"
     )
     record = dist_info / "RECORD"
-    if record.is_file():
-        rows = list(csv.reader(io.StringIO(record.read_text(encoding="utf-8"))))
+    if record.is_file():  # the installer has just written it; still read through the cap
+        rows = list(csv.reader(io.StringIO(read_text(record))))
         relative = f"{dist_info.name}/direct_url.json"
         rows = [r for r in rows if r and r[0] != relative]
         rows.append([relative, _record_hash(data), str(len(data))])

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
-from variant_bridge.errors import HashMismatch, InstallError, InvalidMetadata
+from variant_bridge.errors import HashMismatch, InstallError, InvalidMetadata, VariantBridgeError
 from variant_bridge.indexes import Candidate, Downloads
-from variant_bridge.indexes.archive import check_wheel_archive
+from variant_bridge.indexes.archive import UNREADABLE, check_wheel_archive
 from variant_bridge.indexes.download import file_sha256
 from variant_bridge.indexes.installable import installable_copy
 from variant_bridge.indexes.scratch import scratch_dir
@@ -39,6 +39,7 @@ from variant_bridge.install._child import dies_with_parent
 from variant_bridge.install._origin import record_origin
 from variant_bridge.install._state import State, read_state
 from variant_bridge.markers import VariantValues
+from variant_bridge.platform_tags import PythonSource, TargetPython
 
 if TYPE_CHECKING:
     from variant_bridge.install import InstallPlan
@@ -75,7 +76,7 @@ def _stage(candidate: Candidate, path: Path, staged: Path) -> None:
         values = VariantValues(label=candidate.label)
     try:
         installable_copy(path, staged, values)
-    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, InvalidMetadata) as e:
+    except (*UNREADABLE, UnicodeDecodeError, InvalidMetadata) as e:
         raise InstallError(
             f"{candidate.name} from {candidate.url} is not a valid wheel: {e}"
         ) from e
@@ -106,7 +107,7 @@ def _in_place(state: State, candidate: Candidate, sha256: str) -> bool:
 def _same_version(installed: str, wanted: str) -> bool:
     try:
         return Version(installed) == Version(wanted)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         return installed == wanted
 
 
@@ -193,6 +194,7 @@ def install(
                 plan, tuple(command), 0, "", hashes, True, every, verified=verified
             )
         before = state if state is not None else read_state(executable)
+        _check_layout(plan.python, before)
         shas = dict(hashes)
         todo = [
             (c, v.path)
@@ -210,13 +212,17 @@ def install(
             )
         _stage_all(todo, staging)
         command = plan.command(staging, [c for c, _ in todo])
-        proc = _run(command, plan.installer)
-        after = read_state(executable)
-        for candidate in plan.candidates:
-            _verify(after, candidate)
-        for candidate, _ in todo:
-            if candidate.is_variant:
-                record_origin(after.site_packages, candidate, shas[candidate.name])
+        try:
+            proc = _run(command, plan.installer)
+            after = read_state(executable)
+            for candidate in plan.candidates:
+                _verify(after, candidate)
+            for candidate, _ in todo:
+                if candidate.is_variant:
+                    record_origin(after.site_packages, candidate, shas[candidate.name])
+        except VariantBridgeError as e:  # the installer may have changed the target: say what
+            given = [c.name for c, _ in todo]
+            raise InstallError(f"{e}; {_what_changed(executable, before, given)}") from e
     output = (proc.stdout + proc.stderr).strip()
     installed = tuple(c.name for c, _ in todo)
     return InstallResult(
@@ -233,15 +239,58 @@ def install(
     )
 
 
-def uninstall(plan: InstallPlan, names: Sequence[str]) -> tuple[str, ...]:
+def _check_layout(python: TargetPython, state: State) -> None:
+    """A prefix's own interpreter must install into that prefix: one whose ``site-packages``
+    lie elsewhere (``bin/python`` a link to a system Python) would write outside it.
+
+    :raises InstallError: naming both, before anything is installed.
+    """
+    if python.source is not PythonSource.PREFIX or python.executable is None:
+        return
+    executable = Path(python.executable)
+    root = executable.parent.parent if executable.parent.name == "bin" else executable.parent
+    root = root.resolve()
+    outside = [p for p in state.site_packages if not p.resolve().is_relative_to(root)]
+    if outside:
+        raise InstallError(
+            f"{executable} installs into {outside[0]}, outside its prefix {root}: nothing was "
+            "installed (pass --python PATH to install into that interpreter anyway)"
+        )
+
+
+def _what_changed(executable: str, before: State, given: Sequence[str]) -> str:
+    """What the installer changed in the target, for a failure after it ran: read again and
+    compared with *before*; when the target cannot be read, what the installer was given."""
+    try:
+        installed, removed = read_state(executable).changes_from(before)
+    except VariantBridgeError:
+        return (
+            f"the installer ran and may have changed {executable} (it was given {', '.join(given)})"
+        )
+    if not installed and not removed:
+        return f"{executable} was not changed"
+    parts = [f"installed {', '.join(installed)}"] if installed else []
+    parts += [f"removed {', '.join(removed)}"] if removed else []
+    return f"{executable} was changed: {'; '.join(parts)}"
+
+
+def uninstall(
+    plan: InstallPlan, names: Sequence[str], *, before: State | None = None
+) -> tuple[str, ...]:
     """Remove the distributions *names* from the plan's interpreter with its installer.
 
+    :param before: what the interpreter had installed (the install's ``after``): a failure
+        then says what the installer changed anyway.
     :returns: the command that ran. :raises InstallError: the installer failed (its output).
     """
     command = plan.uninstall_command(names)
-    proc = _run(command, plan.installer)
-    if proc.returncode != 0:
-        raise InstallError(_failure(plan.installer, proc.returncode, proc.stdout + proc.stderr))
+    try:
+        _run(command, plan.installer)
+    except InstallError as e:
+        if before is None or plan.python.executable is None:
+            raise
+        changed = _what_changed(plan.python.executable, before, names)
+        raise InstallError(f"{e}; {changed}") from e
     return tuple(command)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge.environment import PythonDistribution
 from variant_bridge.errors import SelectionError
@@ -31,7 +31,7 @@ __all__ = ["Releases"]
 def _version(dist: PythonDistribution) -> Version | None:
     try:
         return Version(dist.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge.cuda_archs import ArchLists
 from variant_bridge.errors import ReleaseInputError
@@ -102,7 +102,7 @@ def _same_version(conda: CondaSide, wheels: WheelSide) -> CondaSide:
     try:
         if Version(conda.version) == Version(wheels.version):
             return CondaSide(conda.builds, conda.sources, conda.name, wheels.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         pass
     return conda
 

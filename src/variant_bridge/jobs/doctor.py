@@ -325,10 +325,15 @@ def fix(
     if not requests:
         return FixResult(())
     python = examined.python
-    if python is None or python.executable is None:
+    if python is None:
         raise InstallError(
             f"{examined.env.origin}: no interpreter to reinstall into; install the environment "
             "first (pixi install), then examine its prefix"
+        )
+    if python.executable is None:  # never the running interpreter instead
+        raise InstallError(
+            f"{examined.env.origin}: no interpreter to reinstall into ({python}); nothing was "
+            "installed"
         )
     target = Target(examined.env, python, examined.supported)
     state = None if dry_run else read_state(python.executable)

@@ -23,7 +23,13 @@ from types import MappingProxyType
 from packaging.utils import canonicalize_name
 
 from variant_bridge._values import value
-from variant_bridge.errors import IndexReadError, InvalidMetadata, InvalidWheelFilename, SolveError
+from variant_bridge.errors import (
+    IndexReadError,
+    InvalidMetadata,
+    InvalidWheelFilename,
+    NotRegularFileError,
+    SolveError,
+)
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes import (
     Candidate,
@@ -36,6 +42,7 @@ from variant_bridge.indexes import (
     url_to_path,
 )
 from variant_bridge.indexes.findlinks import list_find_links
+from variant_bridge.indexes.local import check_regular
 from variant_bridge.indexes.variant_files import complete_metadata, read_variants_files
 from variant_bridge.jobs.context import Context, Sources
 from variant_bridge.mappings import MappingTables, load_tables
@@ -106,10 +113,14 @@ class IndexReport:
 
 
 def _explicit(path: Path) -> list[IndexFile]:
-    if not path.is_file():
-        raise SolveError(f"{path}: no such wheel file")
+    try:
+        info = check_regular(path)  # a FIFO named *.whl would block the zip reader forever
+    except NotRegularFileError as e:
+        raise SolveError(str(e)) from e
+    except OSError as e:
+        raise SolveError(f"{path}: no such wheel file ({e.strerror or e})") from e
     path = path.absolute()
-    files = [IndexFile(path.name, path.as_uri(), str(path.parent), size=path.stat().st_size,
+    files = [IndexFile(path.name, path.as_uri(), str(path.parent), size=info.st_size,
                        path=path, flat=True)]  # fmt: skip
     for sibling in sorted(path.parent.glob("*-variants.json")):
         files.append(IndexFile(sibling.name, sibling.as_uri(), str(path.parent), path=sibling))

@@ -251,14 +251,28 @@ def leftovers(
     return Leftovers(new, tuple(prepared.plan.uninstall_command([d.name for d in new])))
 
 
-def remove_leftovers(prepared: PreparedInstall, found: Leftovers) -> Leftovers:
+def remove_leftovers(
+    prepared: PreparedInstall, found: Leftovers, result: InstallResult | None = None
+) -> Leftovers:
     """Remove *found* with the installer that installed (``--remove-leftovers``).
 
-    :raises InstallError: the installer failed.
+    :param result: the install that ran before: a failure then says what it installed.
+    :raises InstallError: the installer failed (saying what the install had changed, and what
+        the removal changed).
     """
     from variant_bridge.install import uninstall
 
     if not found.wheels:
         return found
-    command = uninstall(prepared.plan, found.names)
+    before = result.after if result is not None else None
+    try:
+        command = uninstall(prepared.plan, found.names, before=before)
+    except InstallError as e:
+        if result is None or not result.installed:
+            raise
+        where = prepared.plan.python.executable
+        raise InstallError(
+            f"installed {', '.join(result.installed)} into {where}, then removing the "
+            f"leftovers failed: {e}"
+        ) from e
     return Leftovers(found.wheels, command, removed=True)

@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 
 from variant_bridge._values import value
 from variant_bridge.environment import PythonDistribution
-from variant_bridge.errors import ConflictingOptions, InvalidTarget, SelectionError
+from variant_bridge.errors import ConflictingOptions, InvalidTarget, SelectionError, quote
 from variant_bridge.jobs._choice import (
     Choosing,
     Duplicate,
@@ -37,6 +37,7 @@ from variant_bridge.jobs._tree import Need, Resolved, resolve_tree
 from variant_bridge.jobs.context import Context
 from variant_bridge.jobs.specs import Misuse
 from variant_bridge.jobs.toolkits import VariantToolkit
+from variant_bridge.markers import unreadable_version
 
 __all__ = [
     "Duplicate",
@@ -73,17 +74,22 @@ def parse_request(text: str) -> Requirement:
         requirement = Requirement(text)
     except InvalidRequirement as e:
         raise InvalidTarget(
-            f"invalid package request {text!r}: expected NAME or NAME==VERSION"
+            f"invalid package request {quote(text)}: expected NAME or NAME==VERSION"
         ) from e
+    bad = unreadable_version(requirement.specifier)
+    if bad is not None:
+        raise InvalidTarget(
+            f"invalid package request {quote(text)}: {quote(bad)} is not a PEP 440 version"
+        )
     if requirement.url or requirement.marker:
         raise InvalidTarget(
-            f"invalid package request {text!r}: URLs and markers are not supported; use "
+            f"invalid package request {quote(text)}: URLs and markers are not supported; use "
             "--find-links or --index-url"
         )
     if requirement.extras:
         raise InvalidTarget(
-            f"invalid package request {text!r}: extras are not supported; request the package, "
-            "then the extra's requirements by name"
+            f"invalid package request {quote(text)}: extras are not supported; request the "
+            "package, then the extra's requirements by name"
         )
     return requirement
 

@@ -158,10 +158,12 @@ def _interpreter(spec: EnvironmentSpec, env: Environment) -> TargetPython:
             )
         return running_python()
     prefix: str | Path | None = env.prefix
-    if prefix is None and spec.lockfile is not None:  # the environment pixi installed the lock into
+    if prefix is None and spec.lockfile is not None:
+        # The environment pixi installs the lock into, installed or not: its interpreter or
+        # none, never the running one.
         from variant_bridge.detect.lockfile import pixi_environment_prefix
 
-        prefix = pixi_environment_prefix(spec.lockfile, spec.environment)
+        prefix = pixi_environment_prefix(spec.lockfile, spec.environment, installed=False)
     python = resolve_target_python(spec.python, env, prefix=prefix)
     if spec.strict and spec.interpreter and python.source is PythonSource.RUNNING:
         raise InvalidTarget(

@@ -44,6 +44,7 @@ from variant_bridge.indexes import (
 )
 from variant_bridge.indexes.variant_files import read_variants_files, variants_file_body
 from variant_bridge.jobs.context import Context, Sources
+from variant_bridge.markers import unreadable_version
 
 if TYPE_CHECKING:
     from variant_bridge.environment import Environment
@@ -153,6 +154,8 @@ def _requirement(text: str) -> Requirement | None:
         requirement = Requirement(text)
     except InvalidRequirement:
         return None  # a path, a URL or a file: not a name to look up
+    if unreadable_version(requirement.specifier) is not None:
+        return None  # a 5,000-digit version: uv says what is wrong with it
     return None if requirement.url else requirement
 
 

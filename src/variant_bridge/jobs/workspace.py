@@ -203,7 +203,7 @@ def add(
     installed = run_install(prepared, ctx)
     left = leftovers(prepared, installed, ctx, every=remove_leftovers)
     if remove_leftovers:
-        left = remove_leftovers_from(prepared, left)
+        left = remove_leftovers_from(prepared, left, installed)
     # The environment as it is now (the wheels just installed), through the same downloads: a
     # wheel fetched to install is the file the export compares and copies.
     after = Context(ctx.sources, ctx.downloads, Target.of(spec), ctx.fetch)
@@ -211,10 +211,11 @@ def add(
     try:
         recorded = run_export(request, output, after)
     except VariantBridgeError as e:
+        done = ", ".join(installed.installed) or "nothing new"
         raise ExportError(
-            f"{e} (installed into {_shown(env.prefix, env)}, but {manifest.name} was left as it "
-            "was: once that is fixed, `pixi variant add` again records it and keeps what is "
-            "installed)"
+            f"{e} (installed {done} into {_shown(env.prefix, env)}, but {manifest.name} was left "
+            "as it was: once that is fixed, `pixi variant add` again records it and keeps what "
+            "is installed)"
         ) from e
     return AddResult(ctx.target, prepared, installed, recorded, feature, left)
 

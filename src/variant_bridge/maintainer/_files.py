@@ -4,23 +4,22 @@
 configurations, TOML declarations, ``*-variants.json``, recipes and packages (the last two read
 by rattler in a child). A FIFO would block a read forever and ``/dev/zero`` never ends, so every
 input is opened without blocking and checked to be a regular file on the open descriptor
-(:func:`~variant_bridge.detect._files.read_regular`), and read up to :data:`MAX_INPUT`. Parsers
-meet hostile text with one line too: YAML or TOML nested thousands deep (Python's recursion
-limit) and integers of thousands of digits (Python's ``int`` conversion limit) are errors naming
-the file, never a crash.
+(:mod:`variant_bridge.indexes.local`, every command's one reader), and read up to
+:data:`MAX_INPUT`. Parsers meet hostile text with one line too: YAML or TOML nested thousands
+deep (Python's recursion limit) and integers of thousands of digits (Python's ``int`` conversion
+limit) are errors naming the file, never a crash.
 """
 
 from __future__ import annotations
 
 import errno
-import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
 
-from variant_bridge.detect._files import file_kind, read_regular
 from variant_bridge.errors import NotRegularFileError, ReleaseInputError
+from variant_bridge.indexes.local import check_regular as regular
+from variant_bridge.indexes.local import read_regular
 
 __all__ = ["MAX_INPUT", "MAX_PACKAGE", "check_regular", "load_toml", "load_yaml", "read_input"]
 
@@ -32,10 +31,6 @@ MAX_PACKAGE = 16 * 1024 * 1024 * 1024
 """The largest conda package handed to rattler (whose ``info`` section alone is read)."""
 
 
-def _size(limit: int) -> str:
-    return f"{limit // (1024 * 1024 * 1024)} GiB" if limit >= 1 << 30 else f"{limit >> 20} MiB"
-
-
 def read_input(path: Path, *, limit: int = MAX_INPUT) -> bytes:
     """The bytes of the regular file *path*, at most *limit*.
 
@@ -44,14 +39,8 @@ def read_input(path: Path, *, limit: int = MAX_INPUT) -> bytes:
     """
     try:
         return read_regular(path, max_bytes=limit)
-    except NotRegularFileError as e:
-        raise ReleaseInputError(f"{path}: {e.kind}, not a regular file") from None
     except OSError as e:
-        if e.errno == errno.ENOENT:
-            raise ReleaseInputError(f"{path}: no such file") from None
-        if e.errno == errno.EFBIG:
-            raise ReleaseInputError(f"{path}: larger than {_size(limit)}") from None
-        raise ReleaseInputError(f"cannot read {path}: {e.strerror or e}") from None
+        raise _refused(path, e) from None
 
 
 def check_regular(path: Path, *, limit: int = MAX_INPUT) -> None:
@@ -61,16 +50,20 @@ def check_regular(path: Path, *, limit: int = MAX_INPUT) -> None:
     :raises ReleaseInputError: as :func:`read_input`.
     """
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise ReleaseInputError(f"{path}: no such file") from None
+        regular(path, max_bytes=limit)
     except OSError as e:
-        raise ReleaseInputError(f"cannot read {path}: {e.strerror or e}") from None
-    kind = file_kind(info.st_mode)
-    if kind is not None:
-        raise ReleaseInputError(f"{path}: {kind}, not a regular file")
-    if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-        raise ReleaseInputError(f"{path}: larger than {_size(limit)}")
+        raise _refused(path, e) from None
+
+
+def _refused(path: Path, error: OSError) -> ReleaseInputError:
+    """The shared reader's refusal (indexes.local) as a maintainer input's one line."""
+    if isinstance(error, NotRegularFileError):
+        return ReleaseInputError(str(error))
+    if error.errno == errno.ENOENT:
+        return ReleaseInputError(f"{path}: no such file")
+    if error.errno == errno.EFBIG:
+        return ReleaseInputError(f"{path}: {error.strerror}")
+    return ReleaseInputError(f"cannot read {path}: {error.strerror or error}")
 
 
 def _text(path: Path, data: bytes, what: str) -> str:

@@ -86,7 +86,7 @@ def _glibc(variant: Mapping[str, str], platform: str, where: str) -> tuple[int, 
     text = variant.get(GLIBC_KEY)
     if text is None or not platform.startswith("linux"):
         return None
-    match = re.fullmatch(r"([0-9]+)\.([0-9]+)", text.strip())
+    match = re.fullmatch(r"([0-9]{1,4})\.([0-9]{1,4})", text.strip(), re.ASCII)  # int()-able
     if match is None:
         raise ReleaseInputError(f"{where}: {GLIBC_KEY} {quote(text)} is no glibc version like 2.17")
     return int(match[1]), int(match[2])

@@ -219,6 +219,14 @@ def _matrices(data: Mapping[str, Any], includes: list[str]) -> list[tuple[Mappin
     return found
 
 
+def _python_order(version: str) -> tuple[int, ...]:
+    """Sort ``3.9`` before ``3.10``; a part no Python has (not 1-4 ASCII digits: a 5,000-digit
+    one) sorts first, and is refused where the version is read."""
+    return tuple(
+        int(x) if x.isascii() and x.isdigit() and len(x) <= 4 else -1 for x in version.split(".")
+    )
+
+
 def read_dfg(
     path: Path, file_key: str | None, platform: str
 ) -> tuple[list[RawBuild], tuple[str, ...]]:
@@ -245,7 +253,7 @@ def read_dfg(
     entries = _matrices(data, includes)
     pythons = _strings(matrix.get("py", [])) or sorted(
         {p for m, _ in entries for p in _strings(m.get("py", []))},
-        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+        key=_python_order,
     )
     sysroot = re.compile(rf"sysroot_{re.escape(platform)}\s*==?\s*([0-9]+\.[0-9]+)")
     glibc = sorted({

@@ -175,7 +175,7 @@ def _choose(found: dict[Version, list[IndexFile]], version: str | None, where: s
     if version is not None:
         try:
             wanted = Version(version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
             raise ReleaseInputError(f"--version {quote(version)} is no version") from None
         if wanted not in found:
             raise ReleaseInputError(f"{where}: no wheels of version {version}")

@@ -30,9 +30,12 @@ SCHEMA_URLS: Final[Mapping[Dialect, str]] = MappingProxyType(
 )
 """The ``$schema`` URL of the version of each dialect this reader knows."""
 
+# Numbers of at most 9 digits: a longer one (5,000 digits) is no schema version, and int() never
+# sees it (past 4,300 digits it raises ValueError).
 _SCHEMA_URL_RE = re.compile(
     re.escape(_SCHEMA_HOST)
-    + r"(?:peps/(?P<pep>[0-9]+)/)?v(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<patch>[0-9]+)\.json"
+    + r"(?:peps/(?P<pep>[0-9]{1,9})/)?v(?P<major>[0-9]{1,9})\.(?P<minor>[0-9]{1,9})"
+    r"\.(?P<patch>[0-9]{1,9})\.json"
 )
 # URL family (the PEP directory, None for the root) -> known versions, oldest first. A version
 # reads as the newest known one at or below it, so v0.1.0 at the root is still PEP 817's shape.

@@ -11,9 +11,11 @@ Use them from a variant metadata file (``providers.nvidia.plugin-api``, see :fun
 or through the ``variant_plugins`` entry points (entry name = namespace). The plugin classes share
 one :class:`BridgedView`, which holds the answers computed so far.
 
-A plugin never crashes the installer that calls it: when the environment cannot be read (an
-invalid ``CONDA_OVERRIDE_CUDA``, a ``CONDA_PREFIX`` that is not a prefix), the namespace supports
-nothing, so the null or non-variant wheel wins, and one line saying why goes to stderr.
+A plugin never crashes the installer that calls it: when the environment cannot be read (a
+``CONDA_PREFIX`` that is not a prefix), no namespace supports anything, so the null or
+non-variant wheel wins, and one line per namespace saying why goes to stderr. An invalid
+override variable switches off only the namespaces it speaks for (``CONDA_OVERRIDE_CUDA=abc``:
+``nvidia``, with that line naming it); the others answer as if it were not set.
 """
 
 from __future__ import annotations
@@ -60,17 +62,32 @@ class FeatureConfig:
         return list(self.ordered_values)
 
 
+@dataclass(frozen=True, slots=True)
+class _View:
+    """The bridged view for one set of variables: what is supported, and the namespaces an
+    invalid variable switched off (namespace -> why; ``*``: every namespace)."""
+
+    supported: SupportedProperties | None
+    off: Mapping[str, str]
+
+    def why_off(self, namespace: str) -> str | None:
+        return self.off.get(namespace, self.off.get("*"))
+
+
 class BridgedView:
     """What the active environment supports, as the plugins answer it.
 
     The bridged view is computed once per distinct set of the variables that change it
     (``CONDA_PREFIX`` and the tables' override variables), and a failure to read the
-    environment is reported once per namespace and reason: both are kept on this object.
+    environment is reported once per namespace and reason: both are kept on this object. An
+    invalid override variable switches off only the namespaces it speaks for
+    (``CONDA_OVERRIDE_CUDA=abc``: ``nvidia``; ``CONDA_OVERRIDE_ARCHSPEC=x``: the CPU ones),
+    each saying so; the others answer from the remaining variables.
     """
 
     def __init__(self, tables: MappingTables | None = None) -> None:
         self._tables = tables
-        self._views: dict[tuple[tuple[str, str], ...], SupportedProperties | str] = {}
+        self._views: dict[tuple[tuple[str, str], ...], _View] = {}
         self._reported: set[tuple[str, str]] = set()
 
     @property
@@ -81,16 +98,40 @@ class BridgedView:
             self._tables = load_tables()
         return self._tables
 
+    def _namespaces_of(self) -> dict[str, tuple[str, ...]]:
+        """Override variable -> the namespaces it speaks for (a variable missing here, such as
+        ``CONDA_OVERRIDE_GLIBC`` or ``CONDA_PREFIX``, speaks for the whole environment)."""
+        tables = self.tables
+        nvidia, amd = tables.nvidia, tables.amd
+        cpus = tuple(t.namespace for t in tables.cpus)
+        by_package = {
+            nvidia.driver_package: (nvidia.namespace,),
+            nvidia.arch_package: (nvidia.namespace,),
+            amd.driver_package: (amd.namespace,),
+            amd.arch_package: (amd.namespace,),
+            "__archspec": cpus,
+        }
+        found: dict[str, tuple[str, ...]] = {
+            amd.runtime_override: (amd.namespace,),
+            amd.root_variable: (amd.namespace,),
+            tables.intel.provider_override: (),
+        }
+        for override in tables.overrides:
+            namespaces = by_package.get(override.virtual_package)
+            if namespaces is not None:
+                for name in (override.conda, override.provider):
+                    if name is not None:
+                        found[name] = namespaces
+        return found
+
     def _relevant(self, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-        amd = self.tables.amd
-        names = {_PREFIX_VARIABLE, amd.runtime_override, amd.root_variable}
-        names.add(self.tables.intel.provider_override)
+        names = {_PREFIX_VARIABLE, *self._namespaces_of()}
         for override in self.tables.overrides:
             names |= {override.conda, override.provider or override.conda}
         return tuple(sorted((k, v) for k, v in environ.items() if k in names))
 
-    def _view(self, environ: Mapping[str, str]) -> SupportedProperties | str:
-        """The supported properties for *environ*, or why they could not be computed."""
+    def _view(self, environ: Mapping[str, str]) -> _View:
+        """The supported properties for *environ*, and what could not be computed."""
         key = self._relevant(environ)
         if key not in self._views:
             if len(self._views) >= _MAX_VIEWS:
@@ -98,13 +139,13 @@ class BridgedView:
             self._views[key] = self._compute(dict(key))
         return self._views[key]
 
-    def _compute(self, variables: dict[str, str]) -> SupportedProperties | str:
+    def _supported(self, variables: Mapping[str, str]) -> SupportedProperties | str:
         from variant_bridge.detect import detect_environment
         from variant_bridge.errors import VariantBridgeError
         from variant_bridge.translate import supported_properties
 
         try:
-            env = detect_environment(env=variables)
+            env = detect_environment(env=dict(variables))
             # policy None: toolkit whenever the prefix has a solved cuda-version (semantics.md §3).
             return supported_properties(env, tables=self.tables)
         except VariantBridgeError as e:
@@ -114,6 +155,29 @@ class BridgedView:
         ) as e:  # an installer must never die of our detection: report, answer nothing
             return f"unexpected {type(e).__name__}: {e}"
 
+    def _compute(self, variables: dict[str, str]) -> _View:
+        supported = self._supported(variables)
+        if not isinstance(supported, str):
+            return _View(supported, {})
+        # Which variables are invalid on their own, and whom they speak for.
+        speaks_for = self._namespaces_of()
+        off: dict[str, str] = {}
+        bad: set[str] = set()
+        for name, text in variables.items():
+            if name not in speaks_for:
+                continue
+            alone = self._supported({name: text})
+            if isinstance(alone, str):
+                bad.add(name)
+                for namespace in speaks_for[name] or ("*",):
+                    off.setdefault(namespace, alone)
+        if not bad or "*" in off:
+            return _View(None, {"*": supported})
+        rest = self._supported({k: v for k, v in variables.items() if k not in bad})
+        if isinstance(rest, str):
+            return _View(None, {"*": supported})
+        return _View(rest, off)
+
     def supported_configs(
         self, namespace: str, *, environ: Mapping[str, str] | None = None
     ) -> list[FeatureConfig]:
@@ -121,22 +185,25 @@ class BridgedView:
 
         :param environ: the process environment to read ``CONDA_PREFIX`` and the override
             variables from; ``None``: :data:`os.environ`.
-        :returns: an empty list when the namespace is unsupported or the environment cannot be
-            read (then one ``variant-bridge provider {namespace}: ...`` line goes to stderr).
+        :returns: an empty list when the namespace is unsupported or the environment (or a
+            variable speaking for the namespace) cannot be read (then one ``variant-bridge
+            provider {namespace}: ...`` line goes to stderr).
         """
         view = self._view(os.environ if environ is None else environ)
-        if isinstance(view, str):
-            if (namespace, view) not in self._reported:
-                self._reported.add((namespace, view))
+        why = view.why_off(namespace)
+        if why is not None or view.supported is None:
+            why = why or "the environment cannot be read"
+            if (namespace, why) not in self._reported:
+                self._reported.add((namespace, why))
                 print(
-                    f"variant-bridge provider {namespace}: {view}; no {namespace} variant is "
+                    f"variant-bridge provider {namespace}: {why}; no {namespace} variant is "
                     "supported, so the null or non-variant wheel wins",
                     file=sys.stderr,
                 )
             return []
         return [
             FeatureConfig(f.feature, f.values, _multi_value(self.tables, namespace, f.feature))
-            for f in view.features
+            for f in view.supported.features
             if f.namespace == namespace and f.values
         ]
 

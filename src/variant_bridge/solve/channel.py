@@ -22,7 +22,9 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from variant_bridge.errors import SolveError
+from variant_bridge._json import loads
+from variant_bridge.errors import NotRegularFileError, SolveError
+from variant_bridge.indexes.local import read_regular
 from variant_bridge.solve.records import WheelRecord
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
 
 REPODATA = "repodata.json"
 _STALE = ("repodata.json.zst", "repodata_shards.msgpack.zst")
+MAX_REPODATA = 1024 * 1024 * 1024
+"""The largest ``repodata.json`` read (conda-forge's linux-64 one is ~300 MB)."""
 
 
 def read_repodata(path: Path) -> dict[str, Any]:
@@ -44,11 +48,13 @@ def read_repodata(path: Path) -> dict[str, Any]:
     :raises SolveError: unreadable or not a repodata object (naming the file).
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(read_regular(path, max_bytes=MAX_REPODATA), source=str(path), error=SolveError)
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as e:
-        raise SolveError(f"{path}: cannot read repodata ({e})") from e
+    except NotRegularFileError as e:  # a FIFO would block the read forever
+        raise SolveError(str(e)) from e
+    except OSError as e:
+        raise SolveError(f"{path}: cannot read repodata ({e.strerror or e})") from e
     if not isinstance(data, dict):
         raise SolveError(f"{path}: expected a JSON object (conda repodata)")
     return data

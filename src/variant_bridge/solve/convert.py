@@ -27,13 +27,14 @@ import io
 import json
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from variant_bridge._values import value
 from variant_bridge.errors import SolveError
-from variant_bridge.indexes.archive import WheelArchive
+from variant_bridge.indexes.archive import UNREADABLE, WheelArchive
 from variant_bridge.mappings import MappingTables
 from variant_bridge.virtual_packages import CONDA_BUILTIN
 
@@ -302,7 +303,7 @@ def _path_entry(path: str, sha256: str, size: int) -> dict[str, Any]:
 def _open(wheel: Path) -> WheelArchive:
     try:
         return WheelArchive(wheel)
-    except (OSError, zipfile.BadZipFile, EOFError) as e:
+    except UNREADABLE as e:
         raise SolveError(f"{wheel}: not a readable wheel: {e}") from e
 
 
@@ -335,7 +336,7 @@ def write_conda_package(
             target.parent.mkdir(parents=True, exist_ok=True)
             record = _write(archive, package, partial)
             partial.replace(target)
-        except (zipfile.BadZipFile, EOFError) as e:
+        except (zipfile.BadZipFile, zlib.error, EOFError) as e:
             partial.unlink(missing_ok=True)
             raise SolveError(f"{wheel}: not a readable wheel: {e}") from e
         except OSError as e:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,9 @@ from variant_bridge._values import value
 from variant_bridge.environment import Environment
 from variant_bridge.errors import SolveError, VariantBridgeError
 from variant_bridge.filenames import WheelFilename
+from variant_bridge.indexes.archive import UNREADABLE
 from variant_bridge.indexes.installable import installable_copy
+from variant_bridge.indexes.local import read_text
 from variant_bridge.markers import VariantValues
 
 __all__ = [
@@ -106,7 +107,7 @@ def _copy_checked(source: Path, target: Path, sha256: str, values: VariantValues
             return copied  # already there: re-locking is idempotent
         os.replace(temporary, target)
         return copied
-    except (OSError, zipfile.BadZipFile, UnicodeDecodeError) as e:
+    except (*UNREADABLE, UnicodeDecodeError) as e:
         raise SolveError(
             f"cannot copy {source} to {target}: {getattr(e, 'strerror', None) or e}"
         ) from e
@@ -165,7 +166,7 @@ def _complete(
     import rattler
     import yaml
 
-    document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document: Any = yaml.safe_load(read_text(path))  # the lock rattler has just written
     environment = document.get("environments", {}).get(ENVIRONMENT)
     if isinstance(environment, dict) and wheels:
         ordered: dict[str, Any] = {"channels": environment.get("channels", [])}

@@ -15,9 +15,16 @@ from typing import Any
 
 from variant_bridge._values import value
 from variant_bridge.environment import VirtualPackage
-from variant_bridge.errors import InvalidWheelFilename, SolveError
+from variant_bridge.errors import (
+    InvalidWheelFilename,
+    NotRegularFileError,
+    SolveError,
+    clip,
+    quote,
+)
 from variant_bridge.filenames import WheelFilename
-from variant_bridge.solve.channel import REPODATA
+from variant_bridge.indexes.local import check_regular
+from variant_bridge.solve.channel import MAX_REPODATA, REPODATA
 
 __all__ = ["SolvedPackage", "solve_specs"]
 
@@ -79,6 +86,23 @@ def _solved(record: Any) -> SolvedPackage:
     )
 
 
+def _present(repodata: Path) -> bool:
+    """Whether a channel's subdir has its ``repodata.json`` (a regular file within
+    :data:`MAX_REPODATA`: a FIFO would block rattler's read forever).
+
+    :raises SolveError: it is there but not a regular file, or too large.
+    """
+    try:
+        check_regular(repodata, max_bytes=MAX_REPODATA)
+    except FileNotFoundError:
+        return False
+    except NotRegularFileError as e:
+        raise SolveError(str(e)) from e
+    except OSError as e:
+        raise SolveError(f"{repodata}: {e.strerror or e}") from e
+    return True
+
+
 def solve_specs(
     specs: Sequence[str],
     channels: Sequence[Path],
@@ -94,17 +118,20 @@ def solve_specs(
     import rattler
     from rattler import Channel, PackageFormatSelection, SparseRepoData
 
-    try:
-        matchspecs = [rattler.MatchSpec(s) for s in specs]
-    except Exception as e:  # rattler's InvalidMatchSpecError
-        raise SolveError(f"invalid conda spec: {e}") from e
+    matchspecs = []
+    for spec in specs:
+        try:
+            matchspecs.append(rattler.MatchSpec(spec))
+        except Exception as e:  # rattler's InvalidMatchSpecError
+            said = " ".join(str(e).split())
+            raise SolveError(f"invalid conda spec {quote(spec)}: {clip(said, limit=200)}") from e
     sources: list[Any] = []
     for channel_dir in channels:
         channel = Channel(channel_dir.as_uri())
         found = False
         for subdir in (platform, "noarch"):
             path = channel_dir / subdir / REPODATA
-            if path.is_file():
+            if _present(path):
                 sources.append(SparseRepoData(channel, subdir, path))
                 found = True
         if not found:

@@ -16,9 +16,14 @@ from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.mappings import MappingTables
+from variant_bridge.markers import unreadable_version
 from variant_bridge.platform_tags import conda_platform
 
 __all__ = ["Refusal", "platform_spec", "python_spec", "requires_python_spec", "to_conda_version"]
+
+_NUMBER_RE = re.compile(r"[0-9]+")
+_MAX_DIGITS = 18
+"""The longest number a conda version holds (rattler's version numbers are 64-bit)."""
 
 _CP_RE = re.compile(r"cp(?P<major>[0-9])(?P<minor>[0-9]+)")
 _PY_RE = re.compile(r"py(?P<major>[0-9])(?P<minor>[0-9]*)")
@@ -77,7 +82,10 @@ def to_conda_version(specifier: SpecifierSet) -> str | None:
     """A PEP 440 specifier set as a conda version spec (``>=2,<3``; ``==1.2.*`` -> ``1.2.*``;
     ``~=1.4.2`` -> ``>=1.4.2,<1.5``; ``!=8.3.*`` stays, conda and rattler read it as "not
     8.3.anything"); ``""`` for no constraint, ``None`` when conda cannot say it (``===`` with a
-    non-version, ``~=`` of one number)."""
+    non-version, ``~=`` of one number, a number past rattler's 64 bits or Python's int())."""
+    numbers = _NUMBER_RE.findall(str(specifier))
+    if any(len(n) > _MAX_DIGITS for n in numbers) or unreadable_version(specifier) is not None:
+        return None
     parts: list[str] = []
     for spec in sorted(specifier, key=str):
         operator, version = spec.operator, spec.version

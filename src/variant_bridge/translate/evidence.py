@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge._values import value
 from variant_bridge.environment import Environment, PythonDistribution, Toolkit
@@ -335,7 +335,7 @@ def _pinned(requirement: Requirement) -> tuple[str, tuple[int, ...]] | None:
     text = specs[0].version
     try:
         release = Version(text.removesuffix(".*")).release
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         return None
     return text, release
 

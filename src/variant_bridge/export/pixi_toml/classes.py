@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from variant_bridge.errors import ExportError, quote
 from variant_bridge.export._header import copies_kind, implied_lines
@@ -100,7 +100,7 @@ def _at_least(lower: str | None, higher: str | None) -> bool:
         return False
     try:
         return Version(higher) >= Version(lower)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4300 digits
         return higher == lower
 
 
