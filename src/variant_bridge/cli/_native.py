@@ -35,7 +35,11 @@ def requested() -> bool:
 
 
 def alone() -> bool:
-    """Whether no thread but this one runs (a normal exit would wait for the others)."""
+    """Whether no thread but this one runs (a normal exit would wait for the others) and the
+    exit functions can be run first (``atexit._run_exitfuncs`` is CPython's; elsewhere the
+    command takes the normal exit)."""
+    if not hasattr(atexit, "_run_exitfuncs"):
+        return False
     threading = sys.modules.get("threading")  # never imported: no thread was started with it
     return threading is None or threading.active_count() == 1
 
