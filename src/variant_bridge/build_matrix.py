@@ -699,6 +699,16 @@ def _amd_columns(
     return parse_rocm(releases[0], f"{where}: variant {variant.label!r}"), gfx
 
 
+def _static_priority(values: tuple[str, ...]) -> int | None:
+    """A variant's ``priority :: order`` as a number; ``None`` when it has none, or none that is
+    a plain decimal of at most 9 digits (a 5,000-digit value is no order, and ``int()`` refuses
+    it past 4,300 digits)."""
+    if not values:
+        return None
+    text = values[0]
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
+
+
 def matrix_from_wheels(
     side: WheelSide, *, tables: MappingTables | None = None, platform: str = "linux-64"
 ) -> Matrix:
@@ -748,9 +758,7 @@ def matrix_from_wheels(
                 gfx=gfx,
                 x86_64_level=variant.x86_64_level(tables),
                 glibc=glibc,
-                priority=int(priority_values[0])
-                if priority_values and priority_values[0].isdigit()
-                else None,
+                priority=_static_priority(priority_values),
                 python=tuple(sorted(python - {"any"}, key=python_key)) if python else (),
             )
         )

@@ -112,6 +112,20 @@ def test_from_torchs_variants_the_priority_order_becomes_build_numbers(corpus: P
     assert "__cuda >=${{ cuda_driver_floor }}" in result.artifacts["recipe"][1]
 
 
+@pytest.mark.parametrize("order", ["9" * 5000, "1" + "0" * 9, "x"])
+def test_a_priority_that_is_no_plain_number_gives_no_order(
+    corpus: Path, tmp_path: Path, order: str
+) -> None:
+    # a 5,000-digit value once escaped int() as an internal error
+    variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
+    document = json.loads(variants.read_text())
+    document["variants"]["cuda12.6"]["priority"]["order"] = [order]
+    changed = tmp_path / variants.name
+    changed.write_text(json.dumps(document))
+    result = run_matrix(MatrixRequest(from_wheels=str(changed)))
+    assert [b.priority for b in result.matrix.builds][:3] == [None, 2, 1]
+
+
 def test_from_wheels_names_every_variant_it_leaves_out(corpus: Path) -> None:
     variants = corpus / "maint" / "variant-repack" / "torch-2.10.0-variants.json"
     result = run_matrix(MatrixRequest(from_wheels=str(variants)))
