@@ -190,6 +190,13 @@ def test_run_command_not_found(tmp_path: Path) -> None:
     assert result.stderr == "error: command not found: 'no-such-command-vb'\n"
 
 
+def test_run_names_a_missing_command_shortened() -> None:
+    result = run_script("run", "-t", "cuda=", "--", "x" * 250)  # a file name's most
+    assert result.returncode == 127
+    assert result.stderr.startswith("error: command not found: 'xxx")
+    assert result.stderr.endswith("…' (250 characters)\n")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 def test_run_command_not_executable(tmp_path: Path) -> None:
     script = tmp_path / "not-executable"

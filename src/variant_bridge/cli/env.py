@@ -14,6 +14,7 @@ import subprocess
 import click
 
 from variant_bridge.cli._options import environment_options, fetch_options
+from variant_bridge.errors import quote
 from variant_bridge.jobs.specs import EnvironmentSpec, FetchSpec
 from variant_bridge.uv_settings import SHELL_FORMATS, ShellFormat, UvSettings
 
@@ -159,10 +160,10 @@ def _run(command: tuple[str, ...], environ: dict[str, str]) -> int:
     try:
         process = subprocess.Popen(command, env=environ)
     except FileNotFoundError:
-        click.echo(f"error: command not found: {command[0]!r}", err=True)
+        click.echo(f"error: command not found: {quote(command[0])}", err=True)
         return COMMAND_NOT_FOUND
     except PermissionError:
-        click.echo(f"error: command not executable: {command[0]!r}", err=True)
+        click.echo(f"error: command not executable: {quote(command[0])}", err=True)
         return COMMAND_NOT_EXECUTABLE
     while True:
         # Ctrl-C reaches the child too (same process group): wait for it to finish, as a shell
