@@ -26,6 +26,7 @@ from variant_bridge.errors import (
     HashMismatch,
     InvalidWheelFilename,
     NotRegularFileError,
+    UnsafeArchive,
     VariantBridgeError,
 )
 from variant_bridge.export._atomic import AfterChunk, copy_atomic, regular_target
@@ -96,21 +97,18 @@ def _copy(
     source = _source(requirement, url, downloads)
     wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
     metadata = _decided_metadata(requirement, source, wheel)
-    if metadata is not None:
-        return _write_decided(requirement, source, target, metadata, overwrite=overwrite)
     try:
-        if target.is_file():
-            existing = file_sha256(target)
-            if existing == (requirement.sha256 or file_sha256(source)):
-                return target, existing  # already there, same bytes
-            if not (overwrite is True or (overwrite and target in overwrite)):
-                raise ExportError(
-                    f"{str(target)!r} exists with other content (sha256 {existing}); pass "
-                    f"--force to replace it with {wheel}"
-                )
-        sha256 = copy_atomic(
-            source, target, sha256=requirement.sha256, overwrite=True, after_chunk=after_chunk
-        )
+        if metadata is not None:
+            sha256 = _write_decided(
+                source, target, metadata, requirement.sha256, overwrite=overwrite, wheel=wheel
+            )
+        else:
+            sha256 = requirement.sha256 or file_sha256(source)
+            if not _in_place(target, sha256, overwrite=overwrite, wheel=wheel):
+                sha256 = copy_atomic(
+                    source, target, sha256=requirement.sha256, overwrite=True,
+                    after_chunk=after_chunk,
+                )  # fmt: skip
     except HashMismatch as e:
         raise ExportError(
             f"cannot copy {wheel}: {e.source} has sha256 {e.actual}, but the export pins "
@@ -118,9 +116,30 @@ def _copy(
         ) from e
     except NotRegularFileError as e:
         raise ExportError(f"cannot copy {wheel} to {str(target)!r}: it is {e.kind}") from e
-    except OSError as e:
-        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e.strerror or e}") from e
+    except UnsafeArchive as e:
+        raise ExportError(f"cannot copy {wheel}: {e}") from e
+    except UNREADABLE as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {reason}") from e
     return target, sha256
+
+
+def _in_place(target: Path, sha256: str, *, overwrite: bool | Collection[Path], wheel: str) -> bool:
+    """Whether *target* already holds the bytes with *sha256* (nothing to copy).
+
+    :raises ExportError: it holds other bytes and may not be replaced (no ``--force``).
+    """
+    if not target.is_file():
+        return False
+    existing = file_sha256(target)
+    if existing == sha256:
+        return True
+    if not (overwrite is True or (overwrite and target in overwrite)):
+        raise ExportError(
+            f"{str(target)!r} exists with other content (sha256 {existing}); pass "
+            f"--force to replace it with {wheel}"
+        )
+    return False
 
 
 def _values(requirement: PipRequirement) -> VariantValues:
@@ -142,48 +161,33 @@ def _decided_metadata(requirement: PipRequirement, source: Path, wheel: str) -> 
 
 
 def _write_decided(
-    requirement: PipRequirement,
     source: Path,
     target: Path,
     metadata: bytes,
+    pinned: str | None,
     *,
     overwrite: bool | Collection[Path],
-) -> tuple[Path, str]:
+    wheel: str,
+) -> str:
     """The copy of a wheel with variant markers: the original checked against its pin, the copy
-    written beside *target* and renamed into place (unless the same bytes are there already)."""
-    wheel = f"{requirement.name} {requirement.version} [{requirement.label}]"
+    written beside *target* and renamed into place (unless the same bytes are there already);
+    returns the copy's sha256.
+
+    :raises HashMismatch: *source* does not have the *pinned* sha256 (nothing written).
+    """
+    regular_target(target)
+    actual = file_sha256(source)
+    if pinned is not None and actual != pinned.lower():
+        raise HashMismatch(str(source), pinned.lower(), actual)
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
     try:
-        regular_target(target)
-        actual = file_sha256(source)
-        if requirement.sha256 is not None and actual != requirement.sha256.lower():
-            raise ExportError(
-                f"cannot copy {wheel}: {source} has sha256 {actual}, but the export pins "
-                f"{requirement.sha256} (nothing was copied)"
-            )
         write_with_metadata(source, partial, metadata)
         sha256 = file_sha256(partial)
-        if target.is_file():
-            existing = file_sha256(target)
-            if existing == sha256:
-                return target, existing  # already there, same bytes
-            if not (overwrite is True or (overwrite and target in overwrite)):
-                raise ExportError(
-                    f"{str(target)!r} exists with other content (sha256 {existing}); pass "
-                    f"--force to replace it with {wheel}"
-                )
-        os.replace(partial, target)
-    except NotRegularFileError as e:
-        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: it is {e.kind}") from e
-    except VariantBridgeError as e:
-        if isinstance(e, ExportError):
-            raise
-        raise ExportError(f"cannot copy {wheel}: {e}") from e
-    except UNREADABLE as e:
-        raise ExportError(f"cannot copy {wheel} to {str(target)!r}: {e}") from e
+        if not _in_place(target, sha256, overwrite=overwrite, wheel=wheel):
+            os.replace(partial, target)
+        return sha256
     finally:
         partial.unlink(missing_ok=True)
-    return target, sha256
 
 
 def copy_wheels(
