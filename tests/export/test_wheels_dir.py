@@ -130,6 +130,59 @@ def test_a_wheel_whose_bytes_changed_is_not_copied(
     assert not (tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl").exists()
 
 
+def _marked(exported: ExportModel, tmp_path: Path, sha: str | None) -> tuple[ExportModel, Path]:
+    """*exported* with tinyvar pinned to a cu126 wheel whose cuBLAS pins carry variant markers."""
+    import dataclasses
+
+    from tests.worlds.wheels import make_wheel
+
+    lines = [
+        f"nvidia-cublas-cu12=={v}; variant_label == '{label}'"
+        for label, v in (("cu126", "12.6.4.1"), ("cu128", "12.8.4.1"))
+    ]
+    lower = "nvidia :: cuda_version_lower_bound :: 12.6"
+    wheel = make_wheel(tmp_path / "src", "tinyvar", "1.0", label="cu126", properties=[lower],
+                       requires=lines)  # fmt: skip
+    pinned = {"url": wheel.as_uri(), "sha256": sha or sha256(wheel), "label": "cu126"}
+    pip = tuple(
+        dataclasses.replace(p, **pinned, properties=(lower,)) if p.name == "tinyvar" else p
+        for p in exported.pip
+    )
+    return dataclasses.replace(exported, pip=pip), wheel
+
+
+def test_a_wheel_with_variant_markers_is_copied_with_them_decided(
+    exported: ExportModel, tmp_path: Path
+) -> None:
+    import zipfile
+
+    model, original = _marked(exported, tmp_path, None)
+    copied = copy_wheels(model, tmp_path / "wheels", relative_to=tmp_path)
+    copy = tmp_path / "wheels" / "tinyvar-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(copy) as archive:
+        metadata = archive.read("tinyvar-1.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: nvidia-cublas-cu12==12.6.4.1\n" in metadata
+    assert "12.8.4.1" not in metadata
+    (tinyvar,) = [p for p in copied.pip if p.name == "tinyvar"]
+    assert (tinyvar.sha256, tinyvar.copy_sha256) == (sha256(original), sha256(copy))
+    assert f"#sha256={sha256(copy)}" in str(tinyvar)
+    # again: the same bytes are there, nothing to replace, no --force needed
+    assert copy_wheels(model, tmp_path / "wheels", relative_to=tmp_path).pip == copied.pip
+
+
+def test_a_wheel_with_variant_markers_whose_bytes_changed_is_not_copied(
+    exported: ExportModel, tmp_path: Path
+) -> None:
+    model, original = _marked(exported, tmp_path, "ab" * 32)
+    with pytest.raises(ExportError) as info:
+        copy_wheels(model, tmp_path / "wheels", relative_to=tmp_path)
+    assert str(info.value) == (
+        f"cannot copy tinyvar 1.0 [cu126]: {original} has sha256 {sha256(original)}, but the "
+        f"export pins {'ab' * 32} (nothing was copied)"
+    )
+    assert not (tmp_path / "wheels").exists()  # the folder it made is gone again
+
+
 @pytest.mark.parametrize(
     ("path", "base", "expected"),
     [
