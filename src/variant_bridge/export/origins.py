@@ -177,22 +177,26 @@ def _wheel_record(wheel: Path) -> dict[str, str] | None:
     return None
 
 
-def _installed_copy_of(path: Path, wheel: _Wheel, dist_info: Path | None) -> bool:
-    """Whether the installed files are the installable copy of the wheel at *path*
-    (:mod:`variant_bridge.indexes.installable`: what ``install`` and the exports' copies hand to
-    an installer): every file as in *path*, ``METADATA`` with its variant markers decided for
-    the installed variant. Only a local wheel is opened (never downloaded for this)."""
-    installed = _installed_record(dist_info) if dist_info is not None else None
-    record = _wheel_record(path) if installed is not None else None
-    if installed is None or record is None or wheel.dist.variant is None:
+def _installed_copy_of(
+    path: Path, wheel: _Wheel, dist_info: Path | None, installed: dict[str, str] | None
+) -> bool:
+    """Whether the installed files (*installed*: the RECORD of *dist_info*) are the installable
+    copy of the wheel at *path* (:mod:`variant_bridge.indexes.installable`: what ``install`` and
+    the exports' copies hand to an installer): every file as in *path*, ``METADATA`` with its
+    variant markers decided for the installed variant. A remote wheel is never fetched for this
+    alone."""
+    if dist_info is None or installed is None or wheel.dist.variant is None:
         return False
-    metadata = f"{dist_info.name}/METADATA" if dist_info is not None else ""
+    record = _wheel_record(path)
+    metadata = f"{dist_info.name}/METADATA"
     payload = {k: v for k, v in installed.items() if k != metadata}
-    if not _records_agree(payload, {k: v for k, v in record.items() if k != metadata}):
+    if record is None or not _records_agree(
+        payload, {k: v for k, v in record.items() if k != metadata}
+    ):
         return False
     try:
         decided = decided_metadata(path, VariantValues.of(wheel.dist.variant))
-        return decided is not None and decided == (Path(dist_info or "") / "METADATA").read_bytes()
+        return decided is not None and decided == (dist_info / "METADATA").read_bytes()
     except (VariantBridgeError, *UNREADABLE, UnicodeDecodeError):
         return False
 
@@ -459,7 +463,7 @@ def _lookup(
         if expected is not None and sha256 is not None:
             local = _local_path(url)
             if sha256.lower() == expected or (
-                local is not None and _installed_copy_of(local, wheel, dist_info)
+                local is not None and _installed_copy_of(local, wheel, dist_info, installed)
             ):
                 return wheel.origin(url, sha256, candidate.source, size=candidate.size)
             continue
@@ -467,7 +471,7 @@ def _lookup(
         path = local if local is not None else places.downloads.get(candidate)
         actual = file_sha256(path)
         if expected is not None:
-            if actual == expected or _installed_copy_of(path, wheel, dist_info):
+            if actual == expected or _installed_copy_of(path, wheel, dist_info, installed):
                 return wheel.origin(url, actual, candidate.source, size=path.stat().st_size)
             continue
         record = _wheel_record(path)
