@@ -18,7 +18,6 @@ records chosen per ``__cuda_arch`` make the lock valid for that machine, and ``d
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from variant_bridge.environment import Environment
 from variant_bridge.errors import SolveError, VariantBridgeError
 from variant_bridge.filenames import WheelFilename
 from variant_bridge.indexes.archive import UNREADABLE
+from variant_bridge.indexes.download import file_sha256
 from variant_bridge.indexes.installable import installable_copy
 from variant_bridge.indexes.local import read_text
 from variant_bridge.markers import VariantValues
@@ -94,7 +94,7 @@ def _relative(path: Path, folder: Path) -> str | None:
 def _copy_checked(source: Path, target: Path, sha256: str, values: VariantValues) -> str:
     """Write the installable copy of *source* (which must have the *sha256* the solve chose)
     to *target* atomically; returns the copy's sha256."""
-    actual = _sha256(source)
+    actual = file_sha256(source)
     if actual != sha256:
         raise SolveError(f"cannot lock {source}: it has sha256 {actual}, not {sha256}")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,8 +102,8 @@ def _copy_checked(source: Path, target: Path, sha256: str, values: VariantValues
     os.close(handle)
     try:
         installable_copy(source, Path(temporary), values)
-        copied = _sha256(Path(temporary))
-        if target.is_file() and _sha256(target) == copied:
+        copied = file_sha256(Path(temporary))
+        if target.is_file() and file_sha256(target) == copied:
             return copied  # already there: re-locking is idempotent
         os.replace(temporary, target)
         return copied
@@ -115,14 +115,6 @@ def _copy_checked(source: Path, target: Path, sha256: str, values: VariantValues
         raise SolveError(f"cannot lock {source}: {e}") from e
     finally:
         Path(temporary).unlink(missing_ok=True)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for chunk in iter(lambda: file.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def place_wheel(
